@@ -1,0 +1,92 @@
+// This module is browser compatible.
+/**
+ * Drive one long-lived Claude Code CLI (`claude`) process across many turns
+ * over its stream-json duplex protocol: typed events you iterate with
+ * `for await`, tool permissions answered by code or by a person later,
+ * cancellation with `AbortSignal`, and bounded fan-out to many subscribers.
+ *
+ * This entry point is the Web-standard core: it runs anywhere. Pair it with a
+ * transport: `@duplex/claude/subprocess` spawns `claude` (Deno), and
+ * `@duplex/claude/testing` has scripted and replay transports.
+ *
+ * @example A turn against a scripted CLI
+ * ```ts
+ * import { DuplexSession } from "@duplex/claude";
+ * import { ScriptedCli } from "@duplex/claude/testing";
+ * import assert from "node:assert/strict";
+ *
+ * const cli = new ScriptedCli({ echo: true });
+ * await using session = await DuplexSession.start({ transport: cli.transport });
+ * const turn = await session.send("Say hi.");
+ * assert.equal(turn.result.text, "Echo: Say hi.");
+ * assert.equal(turn.result.isError, false);
+ * ```
+ *
+ * @module
+ */
+
+export {
+  DuplexSession,
+  type DuplexSessionOptions,
+  type InterruptReceipt,
+  type SendOptions,
+  type SubscribeOptions,
+  type Turn,
+  type WaitOptions,
+} from "./src/session/duplex_session.ts";
+export type { ControlRequestOptions } from "./src/session/_control_channel.ts";
+export { readTurnResult, type TurnResult } from "./src/session/turn_result.ts";
+export { isUsable, type SessionState, type SessionStateEvent, transition } from "./src/session/session_state.ts";
+export type {
+  DiagnosticEvent,
+  ExitEvent,
+  ExitStatus,
+  LaggedEvent,
+  PermissionRequestEvent,
+  PermissionResolvedEvent,
+  SessionEvent,
+  StderrEvent,
+} from "./src/session/events.ts";
+export {
+  allow,
+  type AllowDecision,
+  defer,
+  type DeferDecision,
+  deny,
+  type DenyDecision,
+  type FinalPermissionDecision,
+  type PermissionDecision,
+  type PermissionHandler,
+  type PermissionRequest,
+} from "./src/permissions/permission.ts";
+export {
+  type OverflowPolicy,
+  Subscription,
+  type SubscriptionOptions,
+} from "./src/subscriptions/subscription.ts";
+export {
+  describeExit,
+  DuplexError,
+  type DuplexErrorKind,
+  type DuplexErrorOptions,
+  isDuplexError,
+  type TransportExit,
+} from "./src/errors.ts";
+export type {
+  Transport,
+  TransportFactory,
+  TransportInfo,
+  TransportOpenContext,
+} from "./src/transport/transport.ts";
+export {
+  DEFAULT_MAX_LINE_BYTES,
+  type DecodeDiagnostic,
+  FrameDecoder,
+  type FrameDecoderOptions,
+} from "./src/codec/frame_decoder.ts";
+export { NdjsonDecodeStream, type NdjsonDecodeStreamOptions } from "./src/codec/ndjson_decode_stream.ts";
+export { encodeLine, NdjsonEncodeStream } from "./src/codec/ndjson_encode_stream.ts";
+export { classifyFrame, isControlFailure, isRecord, isSystemInit } from "./src/protocol/guards.ts";
+export type * from "./src/protocol/content.ts";
+export type * from "./src/protocol/control.ts";
+export type * from "./src/protocol/messages.ts";

@@ -1,0 +1,184 @@
+// This module is browser compatible.
+/**
+ * Narrowing of parsed JSON into {@linkcode CliFrame}s, by checks, never casts
+ * of unchecked data.
+ *
+ * @module
+ */
+
+import type {
+  ControlCancelRequestFrame,
+  ControlFailure,
+  ControlRequestFrame,
+  ControlResponseFrame,
+  ControlSuccess,
+} from "./control.ts";
+import type {
+  AssistantFrame,
+  AuthStatusFrame,
+  CliFrame,
+  CommandLifecycleFrame,
+  RateLimitFrame,
+  ResultFrame,
+  StreamEventFrame,
+  SystemFrame,
+  SystemInitFrame,
+  ToolProgressFrame,
+  UnknownFrame,
+  UserFrame,
+} from "./messages.ts";
+
+/**
+ * Tells whether a value is a plain JSON object (not an array, not null).
+ *
+ * @param value Anything.
+ * @returns True for a non-null, non-array object.
+ */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isSystemFrame(o: Record<string, unknown>): o is SystemFrame & Record<string, unknown> {
+  return typeof o.subtype === "string";
+}
+
+function isAssistantFrame(o: Record<string, unknown>): o is AssistantFrame & Record<string, unknown> {
+  const m = o.message;
+  return isRecord(m) && Array.isArray(m.content);
+}
+
+function isUserFrame(o: Record<string, unknown>): o is UserFrame & Record<string, unknown> {
+  const m = o.message;
+  return isRecord(m) && (typeof m.content === "string" || Array.isArray(m.content));
+}
+
+function isStreamEventFrame(
+  o: Record<string, unknown>,
+): o is StreamEventFrame & Record<string, unknown> {
+  return isRecord(o.event) && typeof o.event.type === "string";
+}
+
+/* A result always ends a turn, so only `type` is required; readers default the rest. */
+function isResultFrame(o: Record<string, unknown>): o is ResultFrame & Record<string, unknown> {
+  return o.type === "result";
+}
+
+function isCommandLifecycle(
+  o: Record<string, unknown>,
+): o is CommandLifecycleFrame & Record<string, unknown> {
+  return typeof o.command_uuid === "string" && typeof o.state === "string";
+}
+
+function isControlRequest(
+  o: Record<string, unknown>,
+): o is ControlRequestFrame & Record<string, unknown> {
+  return typeof o.request_id === "string" && isRecord(o.request) &&
+    typeof o.request.subtype === "string";
+}
+
+function isControlResponse(
+  o: Record<string, unknown>,
+): o is ControlResponseFrame & Record<string, unknown> {
+  const r = o.response;
+  if (!isRecord(r) || typeof r.request_id !== "string") return false;
+  return r.subtype === "success" || (r.subtype === "error" && typeof r.error === "string");
+}
+
+function isControlCancel(
+  o: Record<string, unknown>,
+): o is ControlCancelRequestFrame & Record<string, unknown> {
+  return typeof o.request_id === "string";
+}
+
+function isToolProgress(o: Record<string, unknown>): o is ToolProgressFrame & Record<string, unknown> {
+  return typeof o.tool_use_id === "string" && typeof o.tool_name === "string";
+}
+
+function isAuthStatus(o: Record<string, unknown>): o is AuthStatusFrame & Record<string, unknown> {
+  return typeof o.isAuthenticating === "boolean" && Array.isArray(o.output);
+}
+
+function isRateLimit(o: Record<string, unknown>): o is RateLimitFrame {
+  return o.type === "rate_limit_event";
+}
+
+function unknownFrame(o: Record<string, unknown>): UnknownFrame {
+  return { type: "unknown", frameType: typeof o.type === "string" ? o.type : "", frame: o };
+}
+
+/**
+ * Classifies a parsed JSON object as a {@linkcode CliFrame}. Known frames are
+ * returned as the same object (no copy); a frame of an unknown type, or a
+ * known type missing its required fields, comes back as an
+ * {@linkcode UnknownFrame} that keeps the object.
+ *
+ * @param o A parsed JSON object.
+ * @returns The classified frame.
+ *
+ * @example Classify parsed lines
+ * ```ts
+ * import { classifyFrame } from "@duplex/claude";
+ * import assert from "node:assert/strict";
+ *
+ * const frame = classifyFrame(JSON.parse('{"type":"keep_alive"}'));
+ * assert.equal(frame.type, "keep_alive");
+ * const later = classifyFrame({ type: "hologram", beam: 1 });
+ * assert.equal(later.type, "unknown");
+ * assert.equal(later.type === "unknown" && later.frameType, "hologram");
+ * ```
+ */
+export function classifyFrame(o: Record<string, unknown>): CliFrame {
+  switch (o.type) {
+    case "stream_event":
+      return isStreamEventFrame(o) ? o : unknownFrame(o);
+    case "assistant":
+      return isAssistantFrame(o) ? o : unknownFrame(o);
+    case "user":
+      return isUserFrame(o) ? o : unknownFrame(o);
+    case "system":
+      return isSystemFrame(o) ? o : unknownFrame(o);
+    case "result":
+      return isResultFrame(o) ? o : unknownFrame(o);
+    case "control_request":
+      return isControlRequest(o) ? o : unknownFrame(o);
+    case "control_response":
+      return isControlResponse(o) ? o : unknownFrame(o);
+    case "control_cancel_request":
+      return isControlCancel(o) ? o : unknownFrame(o);
+    case "command_lifecycle":
+      return isCommandLifecycle(o) ? o : unknownFrame(o);
+    case "keep_alive":
+      return { type: "keep_alive" };
+    case "tool_progress":
+      return isToolProgress(o) ? o : unknownFrame(o);
+    case "auth_status":
+      return isAuthStatus(o) ? o : unknownFrame(o);
+    case "rate_limit_event":
+      return isRateLimit(o) ? o : unknownFrame(o);
+    default:
+      return unknownFrame(o);
+  }
+}
+
+/**
+ * Narrows a frame to `system/init`.
+ *
+ * @param frame Any frame.
+ * @returns True for a `system` frame of subtype `init` with a session id.
+ */
+export function isSystemInit(frame: CliFrame): frame is SystemInitFrame {
+  return frame.type === "system" && frame.subtype === "init" &&
+    typeof frame.session_id === "string";
+}
+
+/**
+ * Narrows a control response payload to a failure.
+ *
+ * @param response The `response` of a `control_response` frame.
+ * @returns True for the `error` subtype.
+ */
+export function isControlFailure(
+  response: ControlSuccess | ControlFailure,
+): response is ControlFailure {
+  return response.subtype === "error";
+}

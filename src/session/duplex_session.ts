@@ -1,0 +1,702 @@
+// This module is browser compatible.
+/**
+ * {@linkcode DuplexSession}: one long-lived conversation with a `claude`
+ * process (or anything speaking its protocol) over a transport.
+ *
+ * @module
+ */
+
+import { FrameDecoder } from "../codec/frame_decoder.ts";
+import { encodeLine } from "../codec/ndjson_encode_stream.ts";
+import { describeExit, DuplexError, type TransportExit } from "../errors.ts";
+import type {
+  FinalPermissionDecision,
+  PermissionHandler,
+  PermissionRequest,
+} from "../permissions/permission.ts";
+import type { UserContent } from "../protocol/content.ts";
+import type { CanUseToolRequest, ControlRequestBody } from "../protocol/control.ts";
+import { classifyFrame, isRecord, isSystemInit } from "../protocol/guards.ts";
+import type { ResultFrame } from "../protocol/messages.ts";
+import { Broadcast } from "../subscriptions/_broadcast.ts";
+import type { Subscription, SubscriptionOptions } from "../subscriptions/subscription.ts";
+import type { Transport, TransportFactory, TransportInfo } from "../transport/transport.ts";
+import { ControlChannel, type ControlRequestOptions } from "./_control_channel.ts";
+import { denyAll, PermissionBroker } from "./_permission_broker.ts";
+import type { DiagnosticEvent, ExitStatus, SessionEvent } from "./events.ts";
+import { isUsable, type SessionState, transition } from "./session_state.ts";
+import { readTurnResult, type TurnResult } from "./turn_result.ts";
+
+/** Options of {@linkcode DuplexSession.start}. */
+export interface DuplexSessionOptions {
+  /** What carries the lines: a transport, or a factory that opens one (for example `subprocess()`). */
+  transport: Transport | TransportFactory;
+  /**
+   * Decides on tool permission requests. Sync or async; may return
+   * `{ behavior: "defer" }` and answer later with `respondToPermission`.
+   *
+   * @default {denies every request with a message saying no handler was set}
+   */
+  onPermission?: PermissionHandler;
+  /** Deny a permission request nobody decided on within this many milliseconds. By default requests wait (they can be answered minutes later). */
+  permissionTimeoutMs?: number;
+  /**
+   * The longest line accepted from the CLI, in bytes; longer lines are skipped and reported.
+   *
+   * @default {67108864}
+   */
+  maxLineBytes?: number;
+  /**
+   * How long a control request of ours waits for the CLI's answer.
+   *
+   * @default {60000}
+   */
+  controlTimeoutMs?: number;
+  /**
+   * After a turn is aborted or times out, how long to wait for the CLI to end
+   * it (after the interrupt) before giving up on it.
+   *
+   * @default {10000}
+   */
+  interruptGraceMs?: number;
+  /**
+   * A bound on `close()`, over the transport's own bounded shutdown.
+   *
+   * @default {30000}
+   */
+  closeTimeoutMs?: number;
+  /**
+   * Keep each turn's events in `turn.events`.
+   *
+   * @default {true}
+   */
+  collectTurnEvents?: boolean;
+  /** Aborts the start; aborting it after the start closes the session (an owner signal). */
+  signal?: AbortSignal;
+}
+
+/** Options of {@linkcode DuplexSession.send}. */
+export interface SendOptions {
+  /** Aborting interrupts the turn in the CLI; `send` then rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** Interrupts the turn after this many milliseconds; `send` then rejects with a `timeout` DuplexError. */
+  timeoutMs?: number;
+  /** The user line's uuid (default: a random one). Results are matched to turns by it. */
+  uuid?: string;
+  /** Keep this turn's events in `turn.events` (overrides the session option). */
+  collectEvents?: boolean;
+}
+
+/** Options of waits that take a bound. */
+export interface WaitOptions {
+  /** Stop waiting after this many milliseconds. */
+  timeoutMs?: number;
+  /** Stop waiting when aborted (rejects with the reason). */
+  signal?: AbortSignal;
+}
+
+/** Options of {@linkcode DuplexSession.subscribe}. */
+export interface SubscribeOptions extends SubscriptionOptions {
+  /** Start with the events of the turn in flight (up to `capacity`), for late subscribers. */
+  replayTurn?: boolean;
+}
+
+/** One finished turn. */
+export interface Turn {
+  /** The parsed `result`. */
+  readonly result: TurnResult;
+  /** Every event the session delivered during the turn, the result included (empty if not collected). */
+  readonly events: readonly SessionEvent[];
+  /** The uuid of the user line that started the turn. */
+  readonly uuid: string;
+}
+
+/** The CLI's acknowledgement of an interrupt. */
+export interface InterruptReceipt {
+  /** Queued user lines the CLI kept. */
+  readonly stillQueued: readonly string[];
+  /** Whether a turn of ours was running when the interrupt was sent. */
+  readonly turnWasRunning: boolean;
+  /** The CLI's reply payload. */
+  readonly raw: Record<string, unknown>;
+}
+
+interface ActiveTurn {
+  readonly uuid: string;
+  readonly events: SessionEvent[] | undefined;
+  readonly resolve: (turn: Turn) => void;
+  readonly reject: (error: unknown) => void;
+  settled: boolean;
+  aborted: { reason: unknown } | undefined;
+  graceTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+type InboundHandler = (requestId: string, request: ControlRequestBody) => void;
+
+const START = Symbol("DuplexSession.start");
+const DRAIN_MS = 2_000;
+
+/**
+ * A long-lived conversation with the Claude Code CLI over its stream-json
+ * duplex protocol: many turns on one process, tool permissions answered by
+ * code or later by a person, cancellation with `AbortSignal`, bounded
+ * fan-out of events to any number of subscribers.
+ *
+ * @example Two turns with a scripted CLI
+ * ```ts
+ * import { DuplexSession } from "@duplex/claude";
+ * import { ScriptedCli } from "@duplex/claude/testing";
+ * import assert from "node:assert/strict";
+ *
+ * const cli = new ScriptedCli({ echo: true });
+ * await using session = await DuplexSession.start({ transport: cli.transport });
+ * const first = await session.send("Say hi.");
+ * assert.equal(first.result.text, "Echo: Say hi.");
+ * const second = await session.send([{ type: "text", text: "Again" }]);
+ * assert.equal(second.result.isError, false);
+ * assert.equal(session.sessionId, second.result.sessionId);
+ * ```
+ */
+export class DuplexSession implements AsyncDisposable {
+  readonly #transport: Transport;
+  readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent);
+  readonly #decoder: FrameDecoder;
+  readonly #control: ControlChannel;
+  readonly #permissions: PermissionBroker;
+  readonly #inbound = new Map<string, InboundHandler>();
+  readonly #options: DuplexSessionOptions;
+  readonly #exit = Promise.withResolvers<ExitStatus>();
+  readonly #readDone: Promise<void>;
+  #state: SessionState = "ready";
+  #status: ExitStatus = { state: "running" };
+  #sessionId: string | undefined;
+  #turn: ActiveTurn | undefined;
+  #totalCostUsd = 0;
+  #closing: Promise<ExitStatus> | undefined;
+  #keepAlive: ReturnType<typeof setInterval> | undefined;
+  #ownerAbort: (() => void) | undefined;
+
+  /**
+   * Opens the transport and starts reading from it.
+   *
+   * @param options The transport, the permission handler and limits.
+   * @returns The running session.
+   * @throws {DuplexError} When the transport cannot be opened (for example `cli_not_found`).
+   */
+  static async start(options: DuplexSessionOptions): Promise<DuplexSession> {
+    options.signal?.throwIfAborted();
+    checkOptions(options);
+    const transport = typeof options.transport === "function"
+      ? await options.transport({ signal: options.signal ?? new AbortController().signal })
+      : options.transport;
+    if (options.signal?.aborted) {
+      await transport.close();
+      throw options.signal.reason;
+    }
+    return new DuplexSession(START, transport, options);
+  }
+
+  /**
+   * Use {@linkcode DuplexSession.start}.
+   *
+   * @param token A private token.
+   * @param transport An open transport.
+   * @param options The session options.
+   */
+  constructor(token: typeof START, transport: Transport, options: DuplexSessionOptions) {
+    if (token !== START) throw new TypeError("Cannot construct DuplexSession: use DuplexSession.start()");
+    this.#transport = transport;
+    this.#options = options;
+    this.#decoder = new FrameDecoder({
+      ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+      onFrame: (frame) => this.#onFrame(frame),
+      onDiagnostic: (diagnostic) => this.#publish(diagnostic),
+    });
+    this.#control = new ControlChannel(
+      (frame) => this.#write(frame),
+      options.controlTimeoutMs ?? 60_000,
+    );
+    this.#permissions = new PermissionBroker({
+      handler: options.onPermission ?? denyAll,
+      reply: (requestId, payload) =>
+        this.#write({
+          type: "control_response",
+          response: { subtype: "success", request_id: requestId, response: payload },
+        }),
+      publish: (event) => this.#publish(event),
+      timeoutMs: options.permissionTimeoutMs,
+    });
+    this.#inbound.set("can_use_tool", (requestId, request) => {
+      this.#permissions.handle(requestId, request as CanUseToolRequest);
+    });
+    this.#readDone = this.#readLoop();
+    if (transport.stderr) this.#stderrLoop(transport.stderr);
+    const interval = transport.info.keepAliveIntervalMs;
+    if (interval !== undefined && interval > 0) {
+      this.#keepAlive = setInterval(() => {
+        this.#write({ type: "keep_alive" }).catch(() => {});
+      }, interval);
+    }
+    const owner = options.signal;
+    if (owner) {
+      this.#ownerAbort = () => void this.close();
+      owner.addEventListener("abort", this.#ownerAbort, { once: true });
+    }
+    transport.closed.then((exit) => this.#onTransportClosed(exit));
+  }
+
+  /** The CLI's session id, known once the first turn started (`undefined` before). */
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  /** Where the session is in its life. */
+  get state(): SessionState {
+    return this.#state;
+  }
+
+  /** True while the session accepts work (not closing, not ended). */
+  get alive(): boolean {
+    return isUsable(this.#state);
+  }
+
+  /** Running, or how the session ended; kept after the end. */
+  get exitStatus(): ExitStatus {
+    return this.#status;
+  }
+
+  /** The transport's description of itself and its peer. */
+  get transportInfo(): TransportInfo {
+    return this.#transport.info;
+  }
+
+  /** The CLI's process id, when the transport started a process. */
+  get pid(): number | undefined {
+    return this.#transport.info.pid;
+  }
+
+  /** True while a turn is running. */
+  get busy(): boolean {
+    return this.#turn !== undefined;
+  }
+
+  /** The permission requests waiting for a decision (deferred ones included), oldest first. */
+  get pendingPermissions(): readonly PermissionRequest[] {
+    return this.#permissions.pending();
+  }
+
+  /**
+   * Subscribes to the session's events. Each subscriber has its own bounded
+   * queue; a slow one never slows the session or the others. Leaving the
+   * `for await` loop unsubscribes. After the session ended, a new
+   * subscription yields the `exit` event and ends.
+   *
+   * @param options Capacity, overflow policy, signal, and whether to replay the turn in flight.
+   * @returns An async iterable of events.
+   */
+  subscribe(options: SubscribeOptions = {}): Subscription<SessionEvent> {
+    const backlog: SessionEvent[] = options.replayTurn ? [...(this.#turn?.events ?? [])] : [];
+    if (this.#status.state !== "running") backlog.push({ type: "exit", status: this.#status });
+    return this.#broadcast.subscribe(options, backlog);
+  }
+
+  /**
+   * Sends a user turn and waits for its result.
+   *
+   * @param content Text, or Messages-API content blocks.
+   * @param options A signal that interrupts the turn, a timeout, the line's uuid.
+   * @returns The turn's result and its events.
+   * @throws {DuplexError} `turn_in_flight` while another turn runs; `closed` or
+   * `process_exited` when the session ends first; `timeout` after `timeoutMs`.
+   * Rejects with `signal.reason` when the signal aborts.
+   */
+  async send(content: UserContent, options: SendOptions = {}): Promise<Turn> {
+    const { signal, timeoutMs } = options;
+    signal?.throwIfAborted();
+    this.#assertUsable("send a turn");
+    if (this.#turn) {
+      throw new DuplexError(
+        "turn_in_flight",
+        "Cannot send a turn: another turn is running; await its send() or call interrupt()",
+      );
+    }
+    if (timeoutMs !== undefined && !(timeoutMs > 0)) {
+      throw new RangeError(`Cannot send a turn: timeoutMs must be > 0, got ${timeoutMs}`);
+    }
+    const message = { role: "user", content: toContentBlocks(content) };
+    const uuid = options.uuid ?? crypto.randomUUID();
+    const { promise, resolve, reject } = Promise.withResolvers<Turn>();
+    const collect = options.collectEvents ?? this.#options.collectTurnEvents ?? true;
+    const turn: ActiveTurn = {
+      uuid,
+      events: collect ? [] : undefined,
+      resolve,
+      reject,
+      settled: false,
+      aborted: undefined,
+      graceTimer: undefined,
+    };
+    this.#turn = turn;
+    const onAbort = (): void => this.#abortTurn(turn, signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+      this.#abortTurn(
+        turn,
+        new DuplexError(
+          "timeout",
+          `Cannot finish the turn: no result within ${timeoutMs} ms; the turn was interrupted`,
+        ),
+      );
+    }, timeoutMs);
+    try {
+      this.#write({ type: "user", session_id: "", parent_tool_use_id: null, message, uuid })
+        .catch((error) => this.#settleTurn(turn, { error }));
+      return await promise;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * Interrupts the running turn (harmless when none runs: the CLI acknowledges
+   * and the turn-less result it may send is only broadcast).
+   *
+   * @param options A signal and a timeout for the CLI's acknowledgement.
+   * @returns The CLI's receipt.
+   * @throws {DuplexError} `control_failed`, `timeout`, `closed` or `process_exited`.
+   */
+  async interrupt(options: ControlRequestOptions = {}): Promise<InterruptReceipt> {
+    const turnWasRunning = this.#turn !== undefined;
+    const raw = await this.request("interrupt", {}, options);
+    const stillQueued = Array.isArray(raw.still_queued)
+      ? raw.still_queued.filter((item): item is string => typeof item === "string")
+      : [];
+    return { stillQueued, turnWasRunning, raw };
+  }
+
+  /**
+   * Sends any control request and resolves with the CLI's reply payload.
+   *
+   * @param subtype The request subtype, for example `"mcp_status"`.
+   * @param fields The request's other fields.
+   * @param options A signal and a timeout.
+   * @returns The `response` object of the CLI's success reply (`{}` when it sent none).
+   * @throws {DuplexError} `control_failed` (with the CLI's `errorCode`), `timeout`, `closed`, `process_exited`.
+   */
+  request(
+    subtype: string,
+    fields: Record<string, unknown> = {},
+    options: ControlRequestOptions = {},
+  ): Promise<Record<string, unknown>> {
+    try {
+      options.signal?.throwIfAborted();
+      this.#assertUsable(`send ${subtype}`);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#control.request(subtype, fields, options);
+  }
+
+  /**
+   * Answers a permission request, typically one the handler deferred. The
+   * first answer wins; an unknown or already settled id is a no-op.
+   *
+   * @param requestId The request's id (`request.requestId`).
+   * @param decision `{ behavior: "allow", … }` or `{ behavior: "deny", message, … }`.
+   * @returns True when this answered a pending request, false for an unknown id.
+   * @throws {DuplexError} `cannot_defer_again` for a defer decision.
+   * @throws {TypeError} For a value that is not a decision.
+   */
+  respondToPermission(requestId: string, decision: FinalPermissionDecision): Promise<boolean> {
+    try {
+      return Promise.resolve(this.#permissions.respond(requestId, decision));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Waits until the session ended.
+   *
+   * @param options A timeout (then it resolves `{ state: "running" }`) and a signal.
+   * @returns How the session ended, or `{ state: "running" }` on timeout.
+   */
+  waitForExit(options: WaitOptions = {}): Promise<ExitStatus> {
+    const { timeoutMs, signal } = options;
+    if (this.#status.state !== "running") return Promise.resolve(this.#status);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (timeoutMs === undefined && !signal) return this.#exit.promise;
+    const { promise, resolve, reject } = Promise.withResolvers<ExitStatus>();
+    const timer = timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => resolve({ state: "running" }), timeoutMs);
+    const onAbort = (): void => reject(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    this.#exit.promise.then(resolve);
+    return promise.finally(() => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    });
+  }
+
+  /**
+   * Closes the session: withdraws pending permission requests, lets the
+   * transport end the CLI (politely, then by force), and waits for the end.
+   * Idempotent; bounded by `closeTimeoutMs`.
+   *
+   * @returns How the session ended.
+   */
+  close(): Promise<ExitStatus> {
+    if (this.#closing) return this.#closing;
+    if (this.#status.state !== "running") return this.#closing = Promise.resolve(this.#status);
+    this.#state = transition(this.#state, "close");
+    this.#permissions.abortAll("The session is closing");
+    const bound = this.#options.closeTimeoutMs ?? 30_000;
+    this.#closing = (async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), bound);
+      });
+      const outcome = await Promise.race([
+        this.#transport.close().then(() => this.#exit.promise),
+        timedOut,
+      ]).catch(() => "timeout" as const);
+      clearTimeout(timer);
+      if (outcome === "timeout") {
+        this.#finish({
+          code: null,
+          signal: null,
+          reason: `the transport did not close within ${bound} ms`,
+          stderrTail: "",
+          requested: true,
+        });
+      }
+      return this.#exit.promise;
+    })();
+    return this.#closing;
+  }
+
+  /** Same as {@linkcode DuplexSession.close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #assertUsable(what: string): void {
+    if (isUsable(this.#state)) return;
+    const status = this.#status;
+    if (status.state === "failed") throw status.error;
+    throw new DuplexError(
+      "closed",
+      `Cannot ${what}: the session is ${this.#state}; start a new session`,
+      status.state === "completed" ? { exit: status.exit } : {},
+    );
+  }
+
+  #write(frame: Record<string, unknown>): Promise<void> {
+    return this.#transport.write(encodeLine(frame));
+  }
+
+  #publish(event: SessionEvent): void {
+    this.#broadcast.publish(event);
+    this.#turn?.events?.push(event);
+  }
+
+  #onFrame(raw: Record<string, unknown>): void {
+    const frame = classifyFrame(raw);
+    switch (frame.type) {
+      case "control_request": {
+        const handler = this.#inbound.get(frame.request.subtype);
+        if (handler) handler(frame.request_id, frame.request);
+        else this.#replyUnsupported(frame.request_id, frame.request.subtype);
+        return;
+      }
+      case "control_response":
+        if (!this.#control.settle(frame)) {
+          this.#publish({
+            type: "diagnostic",
+            kind: "stray_control_response",
+            message:
+              `Ignored a control_response for ${frame.response.request_id}: no request of ours waits for it`,
+          });
+        }
+        return;
+      case "control_cancel_request":
+        this.#permissions.cancel(frame.request_id);
+        return;
+      case "keep_alive":
+        return;
+      case "system":
+        if (isSystemInit(frame)) this.#sessionId = frame.session_id;
+        break;
+      case "result":
+        this.#publish(frame);
+        this.#onResult(frame);
+        return;
+    }
+    this.#publish(frame);
+  }
+
+  #onResult(frame: ResultFrame): void {
+    const previous = this.#totalCostUsd;
+    if (typeof frame.total_cost_usd === "number") this.#totalCostUsd = frame.total_cost_usd;
+    const turn = this.#turn;
+    if (!turn) return;
+    const uuids = Array.isArray(frame.user_message_uuids)
+      ? frame.user_message_uuids
+      : typeof frame.user_message_uuid === "string"
+      ? [frame.user_message_uuid]
+      : undefined;
+    if (uuids && !uuids.includes(turn.uuid)) return; // the result of an earlier line
+    const result = readTurnResult(frame, previous);
+    this.#settleTurn(turn, { turn: { result, events: turn.events ?? [], uuid: turn.uuid } });
+  }
+
+  #abortTurn(turn: ActiveTurn, reason: unknown): void {
+    if (turn.settled || turn.aborted) return;
+    turn.aborted = { reason };
+    const grace = this.#options.interruptGraceMs ?? 10_000;
+    this.#control.request("interrupt", {}, { timeoutMs: grace }).catch(() => {});
+    turn.graceTimer = setTimeout(() => this.#settleTurn(turn, { error: reason }), grace);
+  }
+
+  #settleTurn(turn: ActiveTurn, outcome: { turn: Turn } | { error: unknown }): void {
+    if (turn.settled) return;
+    turn.settled = true;
+    clearTimeout(turn.graceTimer);
+    if (this.#turn === turn) this.#turn = undefined;
+    if (turn.aborted) turn.reject(turn.aborted.reason);
+    else if ("turn" in outcome) turn.resolve(outcome.turn);
+    else turn.reject(outcome.error);
+  }
+
+  #replyUnsupported(requestId: string, subtype: string): void {
+    this.#write({
+      type: "control_response",
+      response: {
+        subtype: "error",
+        request_id: requestId,
+        error: `Unsupported control request subtype: ${subtype}`,
+        error_code: "unsupported_request",
+      },
+    }).catch(() => {});
+  }
+
+  async #readLoop(): Promise<void> {
+    const reader = this.#transport.readable.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        this.#decoder.push(value);
+      }
+    } catch (error) {
+      this.#publish(streamError("The CLI's output stream failed", error));
+    } finally {
+      try {
+        this.#decoder.end();
+      } catch (error) {
+        this.#publish(streamError("Handling the CLI's last line failed", error));
+      }
+      reader.releaseLock();
+    }
+  }
+
+  async #stderrLoop(stderr: ReadableStream<string>): Promise<void> {
+    try {
+      for await (const line of stderr) this.#publish({ type: "stderr", line });
+    } catch (error) {
+      this.#publish(streamError("The CLI's stderr stream failed", error));
+    }
+  }
+
+  async #onTransportClosed(exit: TransportExit): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const drained = await Promise.race([
+      this.#readDone.then(() => true),
+      new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), DRAIN_MS)),
+    ]);
+    clearTimeout(timer);
+    if (!drained) this.#transport.readable.cancel().catch(() => {});
+    this.#finish(exit);
+  }
+
+  #finish(exit: TransportExit): void {
+    if (this.#status.state !== "running") return;
+    const clean = exit.code === 0 && exit.signal === null;
+    const closing = this.#state === "closing";
+    this.#state = transition(this.#state, clean ? "ended_clean" : "ended_failed");
+    const error = closing
+      ? new DuplexError("closed", "Cannot finish: the session was closed", { exit })
+      : new DuplexError(
+        "process_exited",
+        `The CLI ended (${describeExit(exit)}); start a new session to continue`,
+        { exit },
+      );
+    this.#status = this.#state === "closed"
+      ? { state: "completed", code: exit.code, signal: exit.signal, exit }
+      : { state: "failed", code: exit.code, signal: exit.signal, error, exit };
+    this.#control.failAll(error);
+    if (this.#turn) this.#settleTurn(this.#turn, { error });
+    this.#permissions.abortAll("The session ended");
+    clearInterval(this.#keepAlive);
+    if (this.#ownerAbort) this.#options.signal?.removeEventListener("abort", this.#ownerAbort);
+    this.#publish({ type: "exit", status: this.#status });
+    this.#broadcast.close();
+    this.#exit.resolve(this.#status);
+  }
+}
+
+function laggedEvent(count: number): SessionEvent {
+  return { type: "lagged", count };
+}
+
+function streamError(what: string, error: unknown): DiagnosticEvent {
+  const reason = error instanceof Error ? error.message : String(error);
+  return { type: "diagnostic", kind: "stream_error", message: `${what}: ${reason}` };
+}
+
+function toContentBlocks(content: UserContent): unknown[] {
+  if (typeof content === "string") {
+    if (content.length === 0) throw new TypeError("Cannot send a turn: the text is empty");
+    return [{ type: "text", text: content }];
+  }
+  if (!Array.isArray(content) || content.length === 0) {
+    throw new TypeError(
+      "Cannot send a turn: content must be a non-empty string or a non-empty array of content blocks",
+    );
+  }
+  for (const block of content) {
+    if (!isRecord(block) || typeof block.type !== "string") {
+      throw new TypeError(
+        "Cannot send a turn: every content block must be an object with a string `type`",
+      );
+    }
+  }
+  return [...content];
+}
+
+function checkOptions(options: DuplexSessionOptions): void {
+  if (!isRecord(options) || options.transport === undefined) {
+    throw new TypeError("Cannot start a session: options.transport is required");
+  }
+  if (options.onPermission !== undefined && typeof options.onPermission !== "function") {
+    throw new TypeError("Cannot start a session: onPermission must be a function");
+  }
+  for (
+    const key of [
+      "permissionTimeoutMs",
+      "maxLineBytes",
+      "controlTimeoutMs",
+      "interruptGraceMs",
+      "closeTimeoutMs",
+    ] as const
+  ) {
+    const value = options[key];
+    if (value !== undefined && !(typeof value === "number" && value > 0)) {
+      throw new RangeError(`Cannot start a session: ${key} must be a positive number, got ${value}`);
+    }
+  }
+}
+
+export type { FinalPermissionDecision };

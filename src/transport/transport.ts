@@ -1,0 +1,81 @@
+// This module is browser compatible.
+/**
+ * The transport seam: what a session needs from whatever carries the CLI's
+ * lines (a subprocess, a WebSocket, an in-memory script).
+ *
+ * Transports only move lines and report how the peer ended. Framing, bounds,
+ * decoding and every protocol decision live once, in the core.
+ *
+ * @module
+ */
+
+import type { TransportExit } from "../errors.ts";
+
+export type { TransportExit };
+
+/**
+ * An open connection to something that speaks the CLI's stream-json protocol.
+ *
+ * Contract (checked by `runTransportConformance` in `@duplex/claude/testing`):
+ * - `readable` yields what the peer writes to stdout: either `Uint8Array`
+ *   chunks cut anywhere (the core splits them into lines), or `string` chunks
+ *   that are each exactly one whole line without its newline (for transports
+ *   that receive whole messages). It ends when the peer's output ends.
+ * - `write(line)` sends one JSON text (no newline; the transport frames it).
+ *   Writes are delivered in call order. After the peer has gone, it rejects
+ *   with a `DuplexError` of kind `process_exited`.
+ * - `endInput()` signals end of input (stdin EOF): the CLI finishes its turn
+ *   and exits. Idempotent.
+ * - `closed` resolves exactly once, with how the peer ended, and never rejects.
+ * - `close()` ends the peer (politely first, then by force), is idempotent,
+ *   finishes in bounded time and resolves with the same value as `closed`.
+ */
+export interface Transport {
+  /** Output of the peer: byte chunks cut anywhere, or whole lines as strings. */
+  readonly readable: ReadableStream<Uint8Array | string>;
+  /** The peer's diagnostic output (stderr), one line per chunk, if it has any. */
+  readonly stderr?: ReadableStream<string>;
+  /** What the transport is and what it knows about its peer. */
+  readonly info: TransportInfo;
+  /** Resolves once, with how the peer ended. Never rejects. */
+  readonly closed: Promise<TransportExit>;
+  /**
+   * Sends one line.
+   *
+   * @param line One JSON text, without a trailing newline.
+   */
+  write(line: string): Promise<void>;
+  /** Ends the peer's input (stdin EOF) and leaves it to exit by itself. */
+  endInput(): Promise<void>;
+  /** Ends the peer (politely, then by force) in bounded time. Idempotent. */
+  close(): Promise<TransportExit>;
+  /** Same as {@linkcode Transport.close}. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** What a transport tells about itself and its peer. */
+export interface TransportInfo {
+  /** A short name of the transport kind, for example `"subprocess"`, `"remote"`, `"scripted"`. */
+  readonly kind: string;
+  /** The peer's process id, when the transport started a process. */
+  readonly pid?: number;
+  /** A human-readable description of the peer (command line, URL, transcript name). */
+  readonly description?: string;
+  /**
+   * When set, the session writes a `{"type":"keep_alive"}` line this often
+   * (milliseconds) while the transport is open. Relayed transports use it.
+   */
+  readonly keepAliveIntervalMs?: number;
+}
+
+/** What a transport factory receives from the session that opens it. */
+export interface TransportOpenContext {
+  /** Aborted when the session gives up on opening (the caller's start signal). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Opens a transport. The session calls it once per start; a factory may be
+ * called again to restart.
+ */
+export type TransportFactory = (context: TransportOpenContext) => Promise<Transport>;

@@ -1,0 +1,404 @@
+// deno-lint-ignore-file no-console
+/**
+ * Helpers of the end-to-end tests, which run the real `claude` CLI offline
+ * against {@linkcode startFakeApi}.
+ *
+ * - {@linkcode cliPath} says where the installed CLI is (`.ci/install_claude.ts`
+ *   records it), or why it is unavailable.
+ * - {@linkcode e2eTest} registers a test only when the CLI is available. When
+ *   it is not, one test is registered per module and reported as IGNORED with
+ *   the reason (never silently passed); with `CI=true` that test FAILS instead.
+ * - {@linkcode withSandbox} gives each scenario fresh temp folders and a fake
+ *   API, and always removes and closes them.
+ *
+ * @module
+ */
+
+import { type FakeApi, type FakeApiOptions, startFakeApi } from "./fake_api.ts";
+
+/** Where the installer puts the CLI (relative to the project root). */
+const PREFIX = new URL("../../.cache/claude-cli/", import.meta.url);
+const DEFAULT_BINARY = new URL("node_modules/@anthropic-ai/claude-code/bin/claude.exe", PREFIX);
+
+/** Whether the real CLI can be run, and where it is. */
+export type CliStatus =
+  | { readonly available: true; readonly path: string }
+  | { readonly available: false; readonly reason: string };
+
+function readText(url: URL): string | undefined {
+  try {
+    return Deno.readTextFileSync(url).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function isFile(path: string | URL): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds the real CLI: `CLAUDE_E2E_BIN` if set, else the path recorded by
+ * `.ci/install_claude.ts`, else the default install location. Reports the
+ * installer's `UNAVAILABLE` marker as the reason when there is one.
+ *
+ * @returns The path, or why there is none.
+ */
+export function cliPath(): CliStatus {
+  const override = Deno.env.get("CLAUDE_E2E_BIN");
+  if (override) {
+    return isFile(override)
+      ? { available: true, path: override }
+      : { available: false, reason: `CLAUDE_E2E_BIN=${override} is not a file` };
+  }
+  const marker = readText(new URL("UNAVAILABLE", PREFIX));
+  if (marker !== undefined) return { available: false, reason: marker || "no reason recorded" };
+  const recorded = readText(new URL("claude-path.txt", PREFIX));
+  if (recorded && isFile(recorded)) return { available: true, path: recorded };
+  if (isFile(DEFAULT_BINARY)) return { available: true, path: DEFAULT_BINARY.pathname };
+  return {
+    available: false,
+    reason: "the claude CLI is not installed; run `deno task test:e2e` (it installs it first)",
+  };
+}
+
+/**
+ * The environment that keeps the CLI offline and inside `dir`
+ * (see `offline-cli.md`). `PATH` is kept so the Bash tool finds commands.
+ *
+ * @param api The fake API (its `url` becomes `ANTHROPIC_BASE_URL`).
+ * @param dir A temp folder used as `HOME` and temp folder of the CLI.
+ * @returns The variables to give the CLI.
+ */
+export function sandboxEnv(api: { readonly url: string }, dir: string): Record<string, string> {
+  return {
+    PATH: Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: dir,
+    TMPDIR: dir,
+    CLAUDE_CODE_TMPDIR: dir,
+    ANTHROPIC_BASE_URL: api.url,
+    ANTHROPIC_API_KEY: "test",
+    DISABLE_TELEMETRY: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    CLAUDE_CODE_MAX_RETRIES: "1",
+  };
+}
+
+/** What {@linkcode withSandbox} gives a scenario. */
+export interface Sandbox {
+  /** The fake Messages API (closed by `withSandbox`). */
+  readonly api: FakeApi;
+  /** The temp root (removed by `withSandbox`). */
+  readonly root: string;
+  /** `HOME` and temp folder of the CLI (inside `root`). */
+  readonly home: string;
+  /** The CLI's working directory (inside `root`), where tools write. */
+  readonly work: string;
+  /** {@linkcode sandboxEnv} for `api` and `home`. */
+  readonly env: Record<string, string>;
+}
+
+/**
+ * Runs `fn` with fresh temp folders and a fresh fake API; always closes the
+ * API and removes the folders afterwards, also when `fn` throws. `fn` must
+ * reap the processes it starts.
+ *
+ * @param fn The scenario.
+ * @param options Options of the fake API.
+ * @returns What `fn` returns.
+ */
+export async function withSandbox<T>(
+  fn: (sandbox: Sandbox) => Promise<T>,
+  options: FakeApiOptions = {},
+): Promise<T> {
+  const root = await Deno.makeTempDir({ prefix: "duplex-e2e-" });
+  const home = `${root}/home`;
+  const work = `${root}/work`;
+  await Deno.mkdir(home);
+  await Deno.mkdir(work);
+  const api = await startFakeApi(options);
+  try {
+    return await fn({ api, root, home, work, env: sandboxEnv(api, home) });
+  } finally {
+    await api.close();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+}
+
+let unavailableRegistered = false;
+
+/** Longest a scenario may run before it is failed (it must not hang the suite). */
+const SCENARIO_LIMIT_MS = 90_000;
+
+/**
+ * Registers an end-to-end test that runs the real CLI.
+ *
+ * When the CLI is unavailable, registers (once per module) a single test
+ * reported as ignored with the reason, or, with `CI=true`, a failing one.
+ *
+ * @param name The test name.
+ * @param fn The test; it receives the CLI path.
+ */
+export function e2eTest(
+  name: string,
+  fn: (t: Deno.TestContext, cli: string) => Promise<void>,
+): void {
+  const cli = cliPath();
+  if (cli.available) {
+    Deno.test({
+      name,
+      async fn(t) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const limit = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`Cannot finish ${name}: over ${SCENARIO_LIMIT_MS} ms`)),
+            SCENARIO_LIMIT_MS,
+          );
+        });
+        try {
+          await Promise.race([fn(t, cli.path), limit]);
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    });
+    return;
+  }
+  if (unavailableRegistered) return;
+  unavailableRegistered = true;
+  const ci = Deno.env.get("CI") === "true";
+  const label = `e2e: the real claude CLI is unavailable (${cli.reason})`;
+  console.error(`\n!!! ${label}: the e2e tests ${ci ? "FAIL (CI=true)" : "are IGNORED"} !!!\n`);
+  Deno.test({
+    name: ci ? label : `${label}: IGNORED`,
+    ignore: !ci,
+    fn() {
+      throw new Error(`Cannot run the e2e tests: ${cli.reason}; CI must run them`);
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Reading NDJSON frames from a process
+
+/** A parsed stdout frame (a JSON object). */
+export type Frame = Record<string, unknown>;
+
+interface FrameWaiter {
+  pred: (frame: Frame) => boolean;
+  from: number;
+  resolve: (frame: Frame) => void;
+  reject: (error: Error) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * Reads NDJSON frames from a byte stream in the background and lets a test
+ * wait for the next frame matching a condition (bounded).
+ */
+export class FrameReader {
+  /** Every frame read so far. */
+  readonly frames: Frame[] = [];
+  /** Lines that were not JSON objects. */
+  readonly noise: string[] = [];
+  /** Resolves when the stream ended (never rejects). */
+  readonly done: Promise<void>;
+  #cursor = 0;
+  #waiters = new Set<FrameWaiter>();
+  #ended = false;
+
+  /**
+   * Starts reading.
+   *
+   * @param readable The process's stdout.
+   */
+  constructor(readable: ReadableStream<Uint8Array>) {
+    this.done = this.#pump(readable);
+  }
+
+  async #pump(readable: ReadableStream<Uint8Array>): Promise<void> {
+    let pending = "";
+    try {
+      for await (const chunk of readable.pipeThrough(new TextDecoderStream())) {
+        pending += chunk;
+        let newline: number;
+        while ((newline = pending.indexOf("\n")) >= 0) {
+          this.#line(pending.slice(0, newline));
+          pending = pending.slice(newline + 1);
+        }
+      }
+    } catch {
+      // The stream broke (process killed): treat it as its end.
+    }
+    if (pending.trim()) this.#line(pending);
+    this.#ended = true;
+    for (const waiter of this.#waiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new Error(`Cannot find the frame: stdout ended; ${this.#summary()}`));
+    }
+    this.#waiters.clear();
+  }
+
+  #line(line: string): void {
+    if (!line.trim()) return;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(line);
+    } catch {
+      this.noise.push(line);
+      return;
+    }
+    if (typeof frame !== "object" || frame === null || Array.isArray(frame)) {
+      this.noise.push(line);
+      return;
+    }
+    const index = this.frames.push(frame as Frame) - 1;
+    for (const waiter of [...this.#waiters]) {
+      if (index < waiter.from || !waiter.pred(frame as Frame)) continue;
+      clearTimeout(waiter.timer);
+      this.#waiters.delete(waiter);
+      waiter.resolve(frame as Frame);
+    }
+  }
+
+  #summary(): string {
+    const last = this.frames.slice(-6).map((f) => `${f.type}/${f.subtype ?? ""}`).join(", ");
+    return `${this.frames.length} frames so far, last: ${last}`;
+  }
+
+  /**
+   * Waits for the next frame (after the previously returned one) matching
+   * `pred`, and moves the cursor past it.
+   *
+   * @param pred The condition.
+   * @param timeoutMs How long to wait.
+   * @returns The frame.
+   */
+  async next(pred: (frame: Frame) => boolean, timeoutMs = 15_000): Promise<Frame> {
+    const from = this.#cursor;
+    const frame = await this.#find(pred, from, timeoutMs);
+    this.#cursor = this.frames.indexOf(frame, from) + 1;
+    return frame;
+  }
+
+  #find(pred: (frame: Frame) => boolean, from: number, timeoutMs: number): Promise<Frame> {
+    const found = this.frames.slice(from).find(pred);
+    if (found) return Promise.resolve(found);
+    if (this.#ended) {
+      return Promise.reject(new Error(`Cannot find the frame: stdout ended; ${this.#summary()}`));
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<Frame>();
+    const waiter: FrameWaiter = {
+      pred,
+      from,
+      resolve,
+      reject,
+      timer: setTimeout(() => {
+        this.#waiters.delete(waiter);
+        reject(new Error(`Cannot find the frame within ${timeoutMs} ms; ${this.#summary()}`));
+      }, timeoutMs),
+    };
+    this.#waiters.add(waiter);
+    return promise;
+  }
+}
+
+/**
+ * Collects a text stream (stderr) in the background, keeping the last 64 KiB.
+ *
+ * @param readable The stream.
+ * @returns A function giving the text so far, and a promise of the end.
+ */
+export function collectText(
+  readable: ReadableStream<Uint8Array>,
+): { text(): string; done: Promise<void> } {
+  let text = "";
+  const done = (async () => {
+    try {
+      for await (const chunk of readable.pipeThrough(new TextDecoderStream())) {
+        text = (text + chunk).slice(-65_536);
+      }
+    } catch {
+      // Broken pipe: the end.
+    }
+  })();
+  return { text: () => text, done };
+}
+
+// ---------------------------------------------------------------------------
+// Processes
+
+/**
+ * Tells whether a process exists and is not a zombie (Linux `/proc`).
+ *
+ * @param pid The process id.
+ * @returns True while it runs.
+ */
+export function processAlive(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  } catch {
+    return false;
+  }
+  // Format: "pid (comm) S ...": the state follows the last ")".
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return state !== "Z" && state !== "X";
+}
+
+/**
+ * Polls `condition` until it holds (bounded).
+ *
+ * @param condition What to wait for.
+ * @param what A description for the error.
+ * @param timeoutMs How long to wait.
+ * @returns Nothing, once it holds.
+ */
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`Cannot see ${what} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/**
+ * Resolves with the child's status, or kills it (SIGKILL) after `timeoutMs`
+ * and then resolves with the status: never leaves the process running.
+ *
+ * @param child The process.
+ * @param timeoutMs How long it may take to exit by itself.
+ * @returns Its status and whether it had to be killed.
+ */
+export async function reap(
+  child: Deno.ChildProcess,
+  timeoutMs = 5_000,
+): Promise<{ status: Deno.CommandStatus; killed: boolean }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let killed = false;
+  const expired = new Promise<"expired">((resolve) => {
+    timer = setTimeout(() => resolve("expired"), timeoutMs);
+  });
+  try {
+    const first = await Promise.race([child.status, expired]);
+    if (first !== "expired") return { status: first, killed };
+    killed = true;
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    return { status: await child.status, killed };
+  } finally {
+    clearTimeout(timer);
+  }
+}
