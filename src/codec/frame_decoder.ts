@@ -86,8 +86,8 @@ const OPEN_BRACE = 123;
  * });
  * const bytes = new TextEncoder().encode('{"type":"a"}\nnot json\r\n{"type":"b","t":"é"}');
  * decoder.push(bytes.subarray(0, 5));
- * decoder.push(bytes.subarray(5, 40)); // cuts the two bytes of "é"
- * decoder.push(bytes.subarray(40));
+ * decoder.push(bytes.subarray(5, 41)); // cuts the two bytes of "é"
+ * decoder.push(bytes.subarray(41));
  * decoder.end(); // the last line has no newline
  * assert.deepEqual(frames, [{ type: "a" }, { type: "b", t: "é" }]);
  * assert.deepEqual(kinds, ["noise"]);
@@ -204,7 +204,7 @@ export class FrameDecoder {
     }
     const total = this.#pendingLength + tail.length;
     if (total > this.#max) {
-      this.#head = tail.slice(0, this.#headLength); this.#join(tail);
+      this.#head = this.#join(tail).slice(0, this.#headLength);
       this.#skipping = true;
       this.#skipped = total;
       return;
