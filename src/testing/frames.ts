@@ -59,15 +59,15 @@ function timestamp(): string {
 
 /** Options of {@linkcode initFrame}. */
 export interface InitFrameOptions {
-  /** @default {DEFAULT_SESSION_ID} */
+  /** The session id. @default {DEFAULT_SESSION_ID} */
   sessionId?: string;
-  /** @default {"claude-opus-5-5"} */
+  /** The model. @default {"claude-opus-5-5"} */
   model?: string;
-  /** @default {"/home/user/project"} */
+  /** The working directory. @default {"/home/user/project"} */
   cwd?: string;
   /** Tool names. @default {a subset of the real list} */
   tools?: string[];
-  /** @default {"default"} */
+  /** The permission mode. @default {"default"} */
   permissionMode?: string;
   /** The `uuid`s of the user lines this turn answers (`user_message_uuids`). */
   userMessageUuids?: string[];
@@ -95,15 +95,15 @@ export function initFrame(options: InitFrameOptions = {}): SystemInitFrame {
     type: "system" as const,
     subtype: "init" as const,
     cwd: options.cwd ?? DEFAULT_CWD,
-    session_id: options.sessionId ?? DEFAULT_SESSION_ID,
+    "session_id": options.sessionId ?? DEFAULT_SESSION_ID,
     tools: options.tools ?? [...DEFAULT_TOOLS],
-    mcp_servers: [],
+    "mcp_servers": [],
     model: options.model ?? DEFAULT_MODEL,
     permissionMode: options.permissionMode ?? "default",
-    slash_commands: ["compact", "context", "init", "model", "review"],
+    "slash_commands": ["compact", "context", "init", "model", "review"],
     apiKeySource: "ANTHROPIC_API_KEY",
-    claude_code_version: "2.1.332",
-    output_style: "default",
+    "claude_code_version": "2.1.332",
+    "output_style": "default",
     agents: ["claude", "Explore", "general-purpose", "Plan"],
     skills: [],
     plugins: [],
@@ -116,13 +116,13 @@ export function initFrame(options: InitFrameOptions = {}): SystemInitFrame {
 
 /** Options of {@linkcode assistantTextFrame} and {@linkcode assistantToolUseFrame}. */
 export interface AssistantFrameOptions {
-  /** @default {DEFAULT_SESSION_ID} */
+  /** The session id. @default {DEFAULT_SESSION_ID} */
   sessionId?: string;
   /** The Messages-API message id. @default {a fresh "msg_scripted_N"} */
   messageId?: string;
   /** The `uuid` of the user line this answers (`user_message_uuid`). */
   userMessageUuid?: string;
-  /** @default {"claude-opus-5-5"} */
+  /** The model. @default {"claude-opus-5-5"} */
   model?: string;
   /** Set for frames of a subagent. @default {null} */
   parentToolUseId?: string | null;
@@ -147,8 +147,8 @@ function assistantFrame(content: unknown[], options: AssistantFrameOptions): Ass
       },
       context_management: null,
     },
-    parent_tool_use_id: options.parentToolUseId ?? null,
-    session_id: options.sessionId ?? DEFAULT_SESSION_ID,
+    "parent_tool_use_id": options.parentToolUseId ?? null,
+    "session_id": options.sessionId ?? DEFAULT_SESSION_ID,
     uuid: crypto.randomUUID(),
     timestamp: timestamp(),
     ...(options.userMessageUuid === undefined ? {} : {
@@ -176,7 +176,10 @@ function assistantFrame(content: unknown[], options: AssistantFrameOptions): Ass
  * assert.equal(frame.message.id, "msg_1");
  * ```
  */
-export function assistantTextFrame(text: string, options: AssistantFrameOptions = {}): AssistantFrame {
+export function assistantTextFrame(
+  text: string,
+  options: AssistantFrameOptions = {},
+): AssistantFrame {
   return assistantFrame([{ type: "text", text }], options);
 }
 
@@ -221,9 +224,9 @@ export interface ToolResultFrameOptions {
   toolUseId: string;
   /** The tool's output. */
   content: string;
-  /** @default {false} */
+  /** Whether the tool failed. @default {false} */
   isError?: boolean;
-  /** @default {DEFAULT_SESSION_ID} */
+  /** The session id. @default {DEFAULT_SESSION_ID} */
   sessionId?: string;
 }
 
@@ -256,11 +259,11 @@ export function userToolResultFrame(options: ToolResultFrameOptions): UserFrame 
         is_error: isError,
       }],
     },
-    parent_tool_use_id: null,
-    session_id: options.sessionId ?? DEFAULT_SESSION_ID,
+    "parent_tool_use_id": null,
+    "session_id": options.sessionId ?? DEFAULT_SESSION_ID,
     uuid: crypto.randomUUID(),
     timestamp: timestamp(),
-    tool_use_result: isError
+    "tool_use_result": isError
       ? `Error: ${options.content}`
       : { stdout: options.content, stderr: "", interrupted: false, isImage: false },
   };
@@ -269,11 +272,11 @@ export function userToolResultFrame(options: ToolResultFrameOptions): UserFrame 
 
 /** Options of {@linkcode streamTextDeltaFrames}. */
 export interface StreamFramesOptions {
-  /** @default {DEFAULT_SESSION_ID} */
+  /** The session id. @default {DEFAULT_SESSION_ID} */
   sessionId?: string;
-  /** @default {a fresh "msg_scripted_N"} */
+  /** The Messages-API message id. @default {a fresh "msg_scripted_N"} */
   messageId?: string;
-  /** @default {"claude-opus-5-5"} */
+  /** The model. @default {"claude-opus-5-5"} */
   model?: string;
   /** Characters (code points) per `text_delta`. @default {6} */
   chunkSize?: number;
@@ -365,28 +368,32 @@ export function streamTextDeltaFrames(
 export interface ResultFrameOptions {
   /** The final text (`result`). @default {"" for success, absent for errors} */
   text?: string;
-  /** @default {subtype !== "success"} */
+  /** `is_error`, which decides whether the turn failed. @default {subtype !== "success"} */
   isError?: boolean;
-  /** @default {"success"} */
+  /** The result subtype, for example `"error_during_execution"`. @default {"success"} */
   subtype?: string;
   /** Cumulative cost of the process so far. @default {0.000308} */
   totalCostUsd?: number;
   /** This turn's usage. @default {42 input, 7 output tokens} */
   usage?: Usage;
-  /** @default {1} */
+  /** `num_turns`. @default {1} */
   numTurns?: number;
-  /** @default {DEFAULT_SESSION_ID} */
+  /** The session id. @default {DEFAULT_SESSION_ID} */
   sessionId?: string;
   /** The `uuid` of the user line this turn answers. */
   userMessageUuid?: string;
-  /** @default {"completed" for success, absent otherwise} */
+  /** `terminal_reason`. @default {"completed" for success, absent otherwise} */
   terminalReason?: string;
   /** Error details (error subtypes). @default {[] for error subtypes} */
   errors?: string[];
-  /** @default {"claude-opus-5-5"} */
+  /** The model `modelUsage` is keyed by. @default {"claude-opus-5-5"} */
   model?: string;
   /** Tools denied during the turn. @default {[]} */
-  permissionDenials?: { tool_name: string; tool_use_id: string; tool_input: Record<string, unknown> }[];
+  permissionDenials?: {
+    tool_name: string;
+    tool_use_id: string;
+    tool_input: Record<string, unknown>;
+  }[];
 }
 
 /**
@@ -424,14 +431,14 @@ export function resultFrame(options: ResultFrameOptions = {}): ResultFrame {
   const frame = {
     type: "result" as const,
     subtype,
-    is_error: options.isError ?? !success,
-    duration_ms: 189,
-    duration_api_ms: 59,
-    num_turns: options.numTurns ?? 1,
+    "is_error": options.isError ?? !success,
+    "duration_ms": 189,
+    "duration_api_ms": 59,
+    "num_turns": options.numTurns ?? 1,
     ...(text === undefined ? {} : { result: text }),
-    stop_reason: success ? "end_turn" : null,
-    session_id: options.sessionId ?? DEFAULT_SESSION_ID,
-    total_cost_usd: cost,
+    "stop_reason": success ? "end_turn" : null,
+    "session_id": options.sessionId ?? DEFAULT_SESSION_ID,
+    "total_cost_usd": cost,
     usage,
     modelUsage: {
       [model]: {
@@ -444,7 +451,7 @@ export function resultFrame(options: ResultFrameOptions = {}): ResultFrame {
         contextWindow: 1000000,
       },
     },
-    permission_denials: options.permissionDenials ?? [],
+    "permission_denials": options.permissionDenials ?? [],
     ...(terminalReason === undefined ? {} : { terminal_reason: terminalReason }),
     ...(options.errors !== undefined || !success ? { errors: options.errors ?? [] } : {}),
     uuid: crypto.randomUUID(),
@@ -455,13 +462,13 @@ export function resultFrame(options: ResultFrameOptions = {}): ResultFrame {
 
 /** Options of {@linkcode canUseToolRequest}. */
 export interface CanUseToolRequestOptions {
-  /** @default {a random UUID, like the CLI's} */
+  /** The request id. @default {a random UUID, like the CLI's} */
   requestId?: string;
   /** The tool asking, for example `"Bash"`. */
   toolName: string;
   /** The tool input. */
   input: Record<string, unknown>;
-  /** @default {a fresh "toolu_scripted_N"} */
+  /** The tool use id. @default {a fresh "toolu_scripted_N"} */
   toolUseId?: string;
   /** `permission_suggestions`. Absent unless given. */
   suggestions?: PermissionUpdate[];

@@ -15,7 +15,7 @@ import type {
   TransportInfo,
   TransportOpenContext,
 } from "../transport/transport.ts";
-import { type EchoState, echoReply } from "./_echo.ts";
+import { echoReply, type EchoState } from "./_echo.ts";
 import { type Chunking, MemoryTransport } from "./_memory_transport.ts";
 
 export type { Chunking };
@@ -86,12 +86,13 @@ export interface NextWriteOptions {
 
 /** Options of {@linkcode ScriptedCli.exit}. */
 export interface ScriptedExit {
-  /** @default {0, or null when a signal is given} */
+  /** The exit code. @default {0, or null when a signal is given} */
   code?: number | null;
-  /** @default {null} */
+  /** The signal that ended the process, for example `"SIGKILL"`. @default {null} */
   signal?: string | null;
+  /** A human-readable reason. */
   reason?: string;
-  /** @default {the last lines given to emitStderr} */
+  /** The stderr tail. @default {the last lines given to emitStderr} */
   stderrTail?: string;
 }
 
@@ -128,18 +129,19 @@ interface Waiter {
  *
  * @example Script a turn and read what the CLI writes
  * ```ts
- * import { ScriptedCli, assistantTextFrame, resultFrame } from "@duplex/claude/testing";
+ * import { assistantTextFrame, resultFrame, ScriptedCli } from "@duplex/claude/testing";
  * import assert from "node:assert/strict";
  *
- * const cli = new ScriptedCli().on("user", () => [assistantTextFrame("Hi"), resultFrame({ text: "Hi" })]);
- * const transport = await cli.transport({ signal: new AbortController().signal });
+ * // stringLines: each chunk on `readable` is one whole line (the default is bytes).
+ * const cli = new ScriptedCli({ stringLines: true })
+ *   .on("user", () => [assistantTextFrame("Hi"), resultFrame({ text: "Hi" })]);
+ * const transport = await cli.transport({ signal: AbortSignal.timeout(5000) });
  * await transport.write(JSON.stringify({ type: "user", message: { role: "user", content: "Hello" } }));
- * const reader = transport.readable.pipeThrough(new TextDecoderStream()).getReader();
- * let text = "";
- * while (!text.includes('"result"')) text += (await reader.read()).value;
+ * const reader = transport.readable.getReader();
+ * assert.equal(JSON.parse(String((await reader.read()).value)).type, "assistant");
+ * assert.equal(JSON.parse(String((await reader.read()).value)).type, "result");
  * assert.equal(cli.received[0]?.type, "user");
- * await transport.close();
- * reader.releaseLock();
+ * assert.equal((await transport.close()).requested, true);
  * ```
  */
 export class ScriptedCli {
@@ -163,8 +165,13 @@ export class ScriptedCli {
    */
   constructor(options: ScriptedCliOptions = {}) {
     const chunking = options.chunking;
-    if (typeof chunking === "object" && !(Number.isInteger(chunking.maxChunk) && chunking.maxChunk > 0)) {
-      throw new RangeError("Cannot create ScriptedCli: chunking.maxChunk must be a positive integer");
+    if (
+      typeof chunking === "object" &&
+      !(Number.isInteger(chunking.maxChunk) && chunking.maxChunk > 0)
+    ) {
+      throw new RangeError(
+        "Cannot create ScriptedCli: chunking.maxChunk must be a positive integer",
+      );
     }
     this.#options = options;
     this.#rules = [...(options.rules ?? [])];
@@ -445,7 +452,9 @@ export class ScriptedCli {
       const frames = await rule.reply(frame, this);
       if (frames === undefined || frames === null) return;
       if (typeof frames === "string" || typeof frames[Symbol.iterator] !== "function") {
-        throw new TypeError("Cannot emit a rule's reply: it must return frames (an iterable) or nothing");
+        throw new TypeError(
+          "Cannot emit a rule's reply: it must return frames (an iterable) or nothing",
+        );
       }
       if (!process.hung) pushFrames(process.transport, [...frames]);
     } catch (error) {
@@ -495,13 +504,7 @@ function subtypeOf(frame: Record<string, unknown>): unknown {
   return frame.subtype;
 }
 
-/**
- * Turns a {@linkcode FrameMatch} into a matcher.
- *
- * @param match A matcher or a `"type"` / `"type:subtype"` shorthand.
- * @returns A matcher.
- */
-export function toMatcher(match: FrameMatch): FrameMatcher {
+function toMatcher(match: FrameMatch): FrameMatcher {
   if (typeof match === "function") return match;
   const colon = match.indexOf(":");
   const type = colon < 0 ? match : match.slice(0, colon);

@@ -1,0 +1,92 @@
+// This module is browser compatible.
+/**
+ * Test doubles of the `claude` CLI, for testing code built on
+ * `@duplex/claude` without spawning anything:
+ *
+ * - {@linkcode ScriptedCli}: a fake CLI you script ("when the session writes
+ *   X, emit Y"), with a built-in `echo` mode.
+ * - {@linkcode replay}: plays a recorded session back and checks what the
+ *   session writes against the recording.
+ * - Frame builders ({@linkcode initFrame}, {@linkcode resultFrame},
+ *   {@linkcode canUseToolRequest}, …) shaped like the real CLI's frames.
+ * - {@linkcode parseTranscript} / {@linkcode loadTranscript} for recordings.
+ *
+ * Everything here is Web-standard and runs in any runtime.
+ *
+ * @example Answer a permission request, scripted
+ * ```ts
+ * import {
+ *   assistantTextFrame,
+ *   canUseToolRequest,
+ *   initFrame,
+ *   resultFrame,
+ *   ScriptedCli,
+ * } from "@duplex/claude/testing";
+ * import assert from "node:assert/strict";
+ *
+ * const cli = new ScriptedCli({ stringLines: true });
+ * cli.on("user", async (_frame, cli) => {
+ *   cli.emit(initFrame(), canUseToolRequest({ requestId: "perm-1", toolName: "Bash", input: { command: "ls" } }));
+ *   const answer = await cli.nextWrite("control_response");
+ *   const allowed = (answer.response as { response: { behavior: string } }).response.behavior;
+ *   return [assistantTextFrame(`Tool ${allowed}`), resultFrame({ text: `Tool ${allowed}` })];
+ * });
+ *
+ * // Drive the transport as a session would (stringLines: one whole line per chunk).
+ * const transport = await cli.transport({ signal: AbortSignal.timeout(5000) });
+ * const lines = transport.readable.getReader();
+ * const next = async () => JSON.parse(String((await lines.read()).value));
+ * await transport.write(JSON.stringify({ type: "user", message: { role: "user", content: "ls" } }));
+ * assert.equal((await next()).subtype, "init");
+ * assert.equal((await next()).request.tool_name, "Bash");
+ * await transport.write(JSON.stringify({
+ *   type: "control_response",
+ *   response: { subtype: "success", request_id: "perm-1", response: { behavior: "allow", updatedInput: {} } },
+ * }));
+ * assert.deepEqual((await next()).message.content, [{ type: "text", text: "Tool allow" }]);
+ * assert.equal((await next()).result, "Tool allow");
+ * assert.equal((await transport.close()).code, 0);
+ * ```
+ *
+ * @module
+ */
+
+export {
+  type FrameMatch,
+  type FrameMatcher,
+  type NextWriteOptions,
+  ScriptedCli,
+  type ScriptedCliOptions,
+  type ScriptedExit,
+  type ScriptRule,
+} from "./scripted_cli.ts";
+export type { Chunking } from "./_memory_transport.ts";
+export {
+  type AssistantFrameOptions,
+  assistantTextFrame,
+  assistantToolUseFrame,
+  canUseToolRequest,
+  type CanUseToolRequestOptions,
+  commandLifecycleFrame,
+  controlCancel,
+  controlError,
+  controlSuccess,
+  DEFAULT_SESSION_ID,
+  initFrame,
+  type InitFrameOptions,
+  resultFrame,
+  type ResultFrameOptions,
+  type StreamFramesOptions,
+  streamTextDeltaFrames,
+  type ToolResultFrameOptions,
+  type ToolUseFrameOptions,
+  userToolResultFrame,
+} from "./frames.ts";
+export {
+  loadTranscript,
+  type LoadTranscriptOptions,
+  parseTranscript,
+  type TranscriptDirection,
+  type TranscriptEntry,
+} from "./transcript.ts";
+export { replay, ReplayCli, type ReplayOptions } from "./replay_transport.ts";
