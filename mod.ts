@@ -35,8 +35,35 @@ export {
   type WaitOptions,
 } from "./src/session/duplex_session.ts";
 export type { ControlRequestOptions } from "./src/session/_control_channel.ts";
+export { readSessionInfo, type SessionInfo } from "./src/session/session_info.ts";
+export type {
+  ElicitationHandler,
+  ElicitationRequest,
+  ElicitationResult,
+} from "./src/session/elicitation.ts";
+export {
+  type AsyncHookOutput,
+  type ContextSpecificOutput,
+  HOOK_EVENTS,
+  type HookCallback,
+  type HookContext,
+  type HookEvent,
+  type HookInputBase,
+  type HookInputs,
+  type HookMatcher,
+  type HookOutput,
+  type HookRegistry,
+  type HooksOptions,
+  type PreToolUseSpecificOutput,
+  registerHooks,
+} from "./src/hooks/hooks.ts";
 export { readTurnResult, type TurnResult } from "./src/session/turn_result.ts";
-export { isUsable, type SessionState, type SessionStateEvent, transition } from "./src/session/session_state.ts";
+export {
+  isUsable,
+  type SessionState,
+  type SessionStateEvent,
+  transition,
+} from "./src/session/session_state.ts";
 export type {
   DiagnosticEvent,
   ExitEvent,
@@ -79,14 +106,18 @@ export type {
   TransportOpenContext,
 } from "./src/transport/transport.ts";
 export {
-  DEFAULT_MAX_LINE_BYTES,
   type DecodeDiagnostic,
+  DEFAULT_MAX_LINE_BYTES,
   FrameDecoder,
   type FrameDecoderOptions,
 } from "./src/codec/frame_decoder.ts";
-export { NdjsonDecodeStream, type NdjsonDecodeStreamOptions } from "./src/codec/ndjson_decode_stream.ts";
+export {
+  NdjsonDecodeStream,
+  type NdjsonDecodeStreamOptions,
+} from "./src/codec/ndjson_decode_stream.ts";
 export { encodeLine, NdjsonEncodeStream } from "./src/codec/ndjson_encode_stream.ts";
 export { classifyFrame, isControlFailure, isRecord, isSystemInit } from "./src/protocol/guards.ts";
 export type * from "./src/protocol/content.ts";
 export type * from "./src/protocol/control.ts";
 export type * from "./src/protocol/messages.ts";
+export type * from "./src/protocol/control_requests.ts";

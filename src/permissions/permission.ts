@@ -137,7 +137,10 @@ export function checkDecision(value: unknown): DecisionCheck {
       return { ok: true, decision: { behavior: "defer" } };
     case "deny": {
       if (value.message !== undefined && typeof value.message !== "string") {
-        return { ok: false, reason: `deny.message must be a string, got ${describe(value.message)}` };
+        return {
+          ok: false,
+          reason: `deny.message must be a string, got ${describe(value.message)}`,
+        };
       }
       if (value.interrupt !== undefined && typeof value.interrupt !== "boolean") {
         return { ok: false, reason: `deny.interrupt must be a boolean` };

@@ -42,7 +42,9 @@ function isSystemFrame(o: Record<string, unknown>): o is SystemFrame & Record<st
   return typeof o.subtype === "string";
 }
 
-function isAssistantFrame(o: Record<string, unknown>): o is AssistantFrame & Record<string, unknown> {
+function isAssistantFrame(
+  o: Record<string, unknown>,
+): o is AssistantFrame & Record<string, unknown> {
   const m = o.message;
   return isRecord(m) && Array.isArray(m.content);
 }
@@ -90,7 +92,9 @@ function isControlCancel(
   return typeof o.request_id === "string";
 }
 
-function isToolProgress(o: Record<string, unknown>): o is ToolProgressFrame & Record<string, unknown> {
+function isToolProgress(
+  o: Record<string, unknown>,
+): o is ToolProgressFrame & Record<string, unknown> {
   return typeof o.tool_use_id === "string" && typeof o.tool_name === "string";
 }
 

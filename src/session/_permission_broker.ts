@@ -172,7 +172,11 @@ export class PermissionBroker {
   }
 
   #diagnose(message: string): void {
-    const event: DiagnosticEvent = { type: "diagnostic", kind: "permission_handler_error", message };
+    const event: DiagnosticEvent = {
+      type: "diagnostic",
+      kind: "permission_handler_error",
+      message,
+    };
     this.#options.publish(event);
   }
 }

@@ -15,14 +15,24 @@ import type {
   PermissionRequest,
 } from "../permissions/permission.ts";
 import type { UserContent } from "../protocol/content.ts";
-import type { CanUseToolRequest, ControlRequestBody } from "../protocol/control.ts";
+import type { CanUseToolRequest, ControlRequestBody, PermissionMode } from "../protocol/control.ts";
+import type {
+  AgentDefinition,
+  ControlRequestMap,
+  ControlSubtype,
+  McpServerStatus,
+} from "../protocol/control_requests.ts";
+import { type HookCallback, type HooksOptions, registerHooks } from "../hooks/hooks.ts";
 import { classifyFrame, isRecord, isSystemInit } from "../protocol/guards.ts";
 import type { ResultFrame } from "../protocol/messages.ts";
 import { Broadcast } from "../subscriptions/_broadcast.ts";
 import type { Subscription, SubscriptionOptions } from "../subscriptions/subscription.ts";
 import type { Transport, TransportFactory, TransportInfo } from "../transport/transport.ts";
 import { ControlChannel, type ControlRequestOptions } from "./_control_channel.ts";
+import { InboundRequests } from "./_inbound.ts";
 import { denyAll, PermissionBroker } from "./_permission_broker.ts";
+import { elicitationFrom, type ElicitationHandler, elicitationPayload } from "./elicitation.ts";
+import { readSessionInfo, type SessionInfo } from "./session_info.ts";
 import type { DiagnosticEvent, ExitStatus, SessionEvent } from "./events.ts";
 import { isUsable, type SessionState, transition } from "./session_state.ts";
 import { readTurnResult, type TurnResult } from "./turn_result.ts";
@@ -73,6 +83,38 @@ export interface DuplexSessionOptions {
   collectTurnEvents?: boolean;
   /** Aborts the start; aborting it after the start closes the session (an owner signal). */
   signal?: AbortSignal;
+  /** Replaces the system prompt (sent in `initialize`). */
+  systemPrompt?: string | readonly string[];
+  /** Appended to the system prompt (sent in `initialize`). */
+  appendSystemPrompt?: string;
+  /** Sub-agents, by name (sent in `initialize`). */
+  agents?: Record<string, AgentDefinition>;
+  /** Hooks as functions, by event (registered in `initialize`, answered on `hook_callback`). */
+  hooks?: HooksOptions;
+  /** A JSON schema the final answer must follow (structured output; sent in `initialize`). */
+  jsonSchema?: Record<string, unknown>;
+  /**
+   * Send `initialize` even when no option above needs it (`true`), or add
+   * raw fields to it. It is written before the first user line without
+   * waiting for the reply; `session.initialized` resolves with the reply.
+   */
+  initialize?: boolean | Record<string, unknown>;
+  /**
+   * Answers MCP elicitation requests (a server asks the user for input).
+   *
+   * @default {declines every elicitation}
+   */
+  onElicitation?: ElicitationHandler;
+  /**
+   * Answers any other control request the CLI sends (for example
+   * `request_user_dialog`). Return the reply payload, or `undefined` to
+   * answer "unsupported". Throwing answers with the error.
+   */
+  onControlRequest?: (
+    subtype: string,
+    request: Readonly<Record<string, unknown>>,
+    context: { signal: AbortSignal },
+  ) => Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined>;
 }
 
 /** Options of {@linkcode DuplexSession.send}. */
@@ -164,6 +206,11 @@ export class DuplexSession implements AsyncDisposable {
   readonly #control: ControlChannel;
   readonly #permissions: PermissionBroker;
   readonly #inbound = new Map<string, InboundHandler>();
+  readonly #inboundRequests: InboundRequests;
+  readonly #hookCallbacks: ReadonlyMap<string, HookCallback>;
+  #info: SessionInfo | undefined;
+  #initialized: Promise<SessionInfo | undefined> = Promise.resolve(undefined);
+  #initFailure: { error: unknown; reported: boolean } | undefined;
   readonly #options: DuplexSessionOptions;
   readonly #exit = Promise.withResolvers<ExitStatus>();
   readonly #readDone: Promise<void>;
@@ -204,7 +251,9 @@ export class DuplexSession implements AsyncDisposable {
    * @param options The session options.
    */
   constructor(token: typeof START, transport: Transport, options: DuplexSessionOptions) {
-    if (token !== START) throw new TypeError("Cannot construct DuplexSession: use DuplexSession.start()");
+    if (token !== START) {
+      throw new TypeError("Cannot construct DuplexSession: use DuplexSession.start()");
+    }
     this.#transport = transport;
     this.#options = options;
     this.#decoder = new FrameDecoder({
@@ -229,6 +278,30 @@ export class DuplexSession implements AsyncDisposable {
     this.#inbound.set("can_use_tool", (requestId, request) => {
       this.#permissions.handle(requestId, request as CanUseToolRequest);
     });
+    this.#inboundRequests = new InboundRequests((requestId, outcome) =>
+      this.#write({
+        type: "control_response",
+        response: outcome.ok
+          ? { subtype: "success", request_id: requestId, response: outcome.payload }
+          : { subtype: "error", request_id: requestId, error: outcome.error },
+      })
+    );
+    const hooks = registerHooks(options.hooks ?? {});
+    this.#hookCallbacks = hooks.callbacks;
+    this.#inbound.set(
+      "hook_callback",
+      (requestId, request) => this.#onHookCallback(requestId, request),
+    );
+    this.#inbound.set("elicitation", (requestId, request) => {
+      const handler = options.onElicitation;
+      this.#inboundRequests.serve(
+        requestId,
+        async (signal) =>
+          handler
+            ? elicitationPayload(await handler(elicitationFrom(request), { signal }))
+            : { action: "decline" },
+      );
+    });
     this.#readDone = this.#readLoop();
     if (transport.stderr) this.#stderrLoop(transport.stderr);
     const interval = transport.info.keepAliveIntervalMs;
@@ -243,6 +316,8 @@ export class DuplexSession implements AsyncDisposable {
       owner.addEventListener("abort", this.#ownerAbort, { once: true });
     }
     transport.closed.then((exit) => this.#onTransportClosed(exit));
+    const init = initializeFields(options, hooks.initialize);
+    if (init) this.#sendInitialize(init);
   }
 
   /** The CLI's session id, known once the first turn started (`undefined` before). */
@@ -278,6 +353,19 @@ export class DuplexSession implements AsyncDisposable {
   /** True while a turn is running. */
   get busy(): boolean {
     return this.#turn !== undefined;
+  }
+
+  /** The CLI's answer to `initialize` (commands, models, account, version…), once it came. */
+  get info(): SessionInfo | undefined {
+    return this.#info;
+  }
+
+  /**
+   * Resolves with the CLI's answer to `initialize` (`undefined` when none was
+   * sent); rejects with a `control_failed` or `timeout` DuplexError when it failed.
+   */
+  get initialized(): Promise<SessionInfo | undefined> {
+    return this.#initialized;
   }
 
   /** The permission requests waiting for a decision (deferred ones included), oldest first. */
@@ -322,6 +410,10 @@ export class DuplexSession implements AsyncDisposable {
     }
     if (timeoutMs !== undefined && !(timeoutMs > 0)) {
       throw new RangeError(`Cannot send a turn: timeoutMs must be > 0, got ${timeoutMs}`);
+    }
+    if (this.#initFailure && !this.#initFailure.reported) {
+      this.#initFailure.reported = true;
+      throw this.#initFailure.error;
     }
     const message = { role: "user", content: toContentBlocks(content) };
     const uuid = options.uuid ?? crypto.randomUUID();
@@ -377,6 +469,8 @@ export class DuplexSession implements AsyncDisposable {
 
   /**
    * Sends any control request and resolves with the CLI's reply payload.
+   * Known subtypes (see {@linkcode ControlRequestMap}) are typed; any other
+   * string is allowed for subtypes newer than this library.
    *
    * @param subtype The request subtype, for example `"mcp_status"`.
    * @param fields The request's other fields.
@@ -384,6 +478,16 @@ export class DuplexSession implements AsyncDisposable {
    * @returns The `response` object of the CLI's success reply (`{}` when it sent none).
    * @throws {DuplexError} `control_failed` (with the CLI's `errorCode`), `timeout`, `closed`, `process_exited`.
    */
+  request<K extends ControlSubtype>(
+    subtype: K,
+    fields?: ControlRequestMap[K]["request"],
+    options?: ControlRequestOptions,
+  ): Promise<ControlRequestMap[K]["response"]>;
+  request(
+    subtype: string,
+    fields?: Record<string, unknown>,
+    options?: ControlRequestOptions,
+  ): Promise<Record<string, unknown>>;
   request(
     subtype: string,
     fields: Record<string, unknown> = {},
@@ -396,6 +500,103 @@ export class DuplexSession implements AsyncDisposable {
       return Promise.reject(error);
     }
     return this.#control.request(subtype, fields, options);
+  }
+
+  /**
+   * Changes the permission mode for the rest of the session.
+   *
+   * @param mode The new mode.
+   * @param options A signal and a timeout.
+   * @returns The mode the CLI now uses.
+   */
+  async setPermissionMode(
+    mode: PermissionMode,
+    options: ControlRequestOptions = {},
+  ): Promise<PermissionMode> {
+    const reply = await this.request("set_permission_mode", { mode }, options);
+    return reply.mode ?? mode;
+  }
+
+  /**
+   * Switches the model for the next turns; `null` goes back to the default.
+   *
+   * @param model A model name or alias (`"sonnet"`), or `null`.
+   * @param options A signal and a timeout.
+   * @returns The resolved model name the CLI reports, if any.
+   */
+  async setModel(
+    model: string | null,
+    options: ControlRequestOptions = {},
+  ): Promise<string | undefined> {
+    const reply = await this.request("set_model", { model }, options);
+    return typeof reply.model === "string" ? reply.model : undefined;
+  }
+
+  /**
+   * Sets the thinking budget for the next turns; `null` resets it.
+   *
+   * @param tokens The most thinking tokens, or `null`.
+   * @param options A signal and a timeout.
+   */
+  async setMaxThinkingTokens(
+    tokens: number | null,
+    options: ControlRequestOptions = {},
+  ): Promise<void> {
+    await this.request("set_max_thinking_tokens", { max_thinking_tokens: tokens }, options);
+  }
+
+  /**
+   * Reports the MCP servers the CLI knows and their state.
+   *
+   * @param options A signal and a timeout.
+   * @returns The servers' statuses.
+   */
+  async mcpStatus(options: ControlRequestOptions = {}): Promise<McpServerStatus[]> {
+    const reply = await this.request("mcp_status", {}, options);
+    return Array.isArray(reply.mcpServers) ? reply.mcpServers : [];
+  }
+
+  /**
+   * Reports how the context window is used.
+   *
+   * @param options `detail` and a signal and a timeout.
+   * @returns The CLI's breakdown (categories, totalTokens, maxTokens, …).
+   */
+  contextUsage(
+    options: ControlRequestOptions & { detail?: "summary" | "full" } = {},
+  ): Promise<ControlRequestMap["get_context_usage"]["response"]> {
+    const { detail, ...rest } = options;
+    return this.request("get_context_usage", detail ? { detail } : {}, rest);
+  }
+
+  /**
+   * Reports the settings in force and where they come from.
+   *
+   * @param options A signal and a timeout.
+   * @returns The effective settings, their sources and what was applied.
+   */
+  settings(
+    options: ControlRequestOptions = {},
+  ): Promise<ControlRequestMap["get_settings"]["response"]> {
+    return this.request("get_settings", {}, options);
+  }
+
+  /**
+   * Restores files the CLI changed since a user message (needs file checkpointing).
+   *
+   * @param userMessageId The `uuid` of the user message to rewind to (`turn.uuid`).
+   * @param options `dryRun` to only report, and a signal and a timeout.
+   * @returns The CLI's report.
+   */
+  rewindFiles(
+    userMessageId: string,
+    options: ControlRequestOptions & { dryRun?: boolean } = {},
+  ): Promise<Record<string, unknown>> {
+    const { dryRun, ...rest } = options;
+    return this.request("rewind_files", {
+      user_message_id: userMessageId,
+      ...(dryRun === undefined ? {} : { dry_run: dryRun }),
+    }, rest);
   }
 
   /**
@@ -508,7 +709,7 @@ export class DuplexSession implements AsyncDisposable {
       case "control_request": {
         const handler = this.#inbound.get(frame.request.subtype);
         if (handler) handler(frame.request_id, frame.request);
-        else this.#replyUnsupported(frame.request_id, frame.request.subtype);
+        else this.#onOtherRequest(frame.request_id, frame.request);
         return;
       }
       case "control_response":
@@ -522,7 +723,9 @@ export class DuplexSession implements AsyncDisposable {
         }
         return;
       case "control_cancel_request":
-        this.#permissions.cancel(frame.request_id);
+        if (!this.#permissions.cancel(frame.request_id)) {
+          this.#inboundRequests.cancel(frame.request_id);
+        }
         return;
       case "keep_alive":
         return;
@@ -568,6 +771,56 @@ export class DuplexSession implements AsyncDisposable {
     if (turn.aborted) turn.reject(turn.aborted.reason);
     else if ("turn" in outcome) turn.resolve(outcome.turn);
     else turn.reject(outcome.error);
+  }
+
+  #sendInitialize(fields: Record<string, unknown>): void {
+    const pending = this.#control.request("initialize", fields).then((reply) => {
+      this.#info = readSessionInfo(reply);
+      return this.#info;
+    });
+    pending.catch((error) => {
+      this.#initFailure = { error, reported: false };
+      const turn = this.#turn;
+      if (turn && !turn.settled) {
+        this.#initFailure.reported = true;
+        this.#settleTurn(turn, { error });
+      }
+    });
+    this.#initialized = pending;
+  }
+
+  #onHookCallback(requestId: string, request: ControlRequestBody): void {
+    const id = typeof request.callback_id === "string" ? request.callback_id : "";
+    const callback = this.#hookCallbacks.get(id);
+    this.#inboundRequests.serve(requestId, async (signal) => {
+      if (!callback) {
+        throw new Error(`No hook is registered with callback id ${JSON.stringify(id)}`);
+      }
+      const input = isRecord(request.input) ? request.input : {};
+      const toolUseId = typeof request.tool_use_id === "string" ? request.tool_use_id : undefined;
+      // deno-lint-ignore no-explicit-any
+      const output: unknown = await callback(input as any, { signal, toolUseId });
+      if (output === undefined || output === null) return {};
+      if (!isRecord(output)) {
+        throw new TypeError(`Hook ${id} returned ${typeof output}, not an object`);
+      }
+      return output;
+    });
+  }
+
+  #onOtherRequest(requestId: string, request: ControlRequestBody): void {
+    const handler = this.#options.onControlRequest;
+    if (!handler) {
+      this.#replyUnsupported(requestId, request.subtype);
+      return;
+    }
+    this.#inboundRequests.serve(requestId, async (signal) => {
+      const reply = await handler(request.subtype, request, { signal });
+      if (reply === undefined) {
+        throw new Error(`Unsupported control request subtype: ${request.subtype}`);
+      }
+      return reply;
+    });
   }
 
   #replyUnsupported(requestId: string, subtype: string): void {
@@ -639,12 +892,33 @@ export class DuplexSession implements AsyncDisposable {
     this.#control.failAll(error);
     if (this.#turn) this.#settleTurn(this.#turn, { error });
     this.#permissions.abortAll("The session ended");
+    this.#inboundRequests.abortAll("The session ended");
     clearInterval(this.#keepAlive);
     if (this.#ownerAbort) this.#options.signal?.removeEventListener("abort", this.#ownerAbort);
     this.#publish({ type: "exit", status: this.#status });
     this.#broadcast.close();
     this.#exit.resolve(this.#status);
   }
+}
+
+function initializeFields(
+  options: DuplexSessionOptions,
+  hooks: Record<string, unknown>,
+): Record<string, unknown> | undefined {
+  const fields: Record<string, unknown> = {};
+  if (Object.keys(hooks).length > 0) fields.hooks = hooks;
+  if (options.systemPrompt !== undefined) {
+    fields.systemPrompt = typeof options.systemPrompt === "string"
+      ? [options.systemPrompt]
+      : [...options.systemPrompt];
+  }
+  if (options.appendSystemPrompt !== undefined) {
+    fields.appendSystemPrompt = options.appendSystemPrompt;
+  }
+  if (options.agents !== undefined) fields.agents = options.agents;
+  if (options.jsonSchema !== undefined) fields.jsonSchema = options.jsonSchema;
+  if (isRecord(options.initialize)) Object.assign(fields, options.initialize);
+  return Object.keys(fields).length > 0 || options.initialize === true ? fields : undefined;
 }
 
 function laggedEvent(count: number): SessionEvent {
@@ -680,8 +954,20 @@ function checkOptions(options: DuplexSessionOptions): void {
   if (!isRecord(options) || options.transport === undefined) {
     throw new TypeError("Cannot start a session: options.transport is required");
   }
-  if (options.onPermission !== undefined && typeof options.onPermission !== "function") {
-    throw new TypeError("Cannot start a session: onPermission must be a function");
+  for (const key of ["onPermission", "onElicitation", "onControlRequest"] as const) {
+    if (options[key] !== undefined && typeof options[key] !== "function") {
+      throw new TypeError(`Cannot start a session: ${key} must be a function`);
+    }
+  }
+  if (options.hooks !== undefined) registerHooks(options.hooks); // throws a TypeError naming the bad entry
+  const prompt = options.systemPrompt;
+  if (
+    prompt !== undefined && typeof prompt !== "string" &&
+    !(Array.isArray(prompt) && prompt.every((part) => typeof part === "string"))
+  ) {
+    throw new TypeError(
+      "Cannot start a session: systemPrompt must be a string or an array of strings",
+    );
   }
   for (
     const key of [
@@ -694,7 +980,9 @@ function checkOptions(options: DuplexSessionOptions): void {
   ) {
     const value = options[key];
     if (value !== undefined && !(typeof value === "number" && value > 0)) {
-      throw new RangeError(`Cannot start a session: ${key} must be a positive number, got ${value}`);
+      throw new RangeError(
+        `Cannot start a session: ${key} must be a positive number, got ${value}`,
+      );
     }
   }
 }

@@ -99,7 +99,9 @@ export class Subscription<T> implements AsyncIterableIterator<T, undefined> {
   ) {
     const capacity = options.capacity ?? 256;
     if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new RangeError(`Cannot subscribe: capacity must be a positive integer, got ${capacity}`);
+      throw new RangeError(
+        `Cannot subscribe: capacity must be a positive integer, got ${capacity}`,
+      );
     }
     const overflow = options.overflow ?? "drop-oldest";
     if (overflow !== "drop-oldest" && overflow !== "error") {

@@ -16,9 +16,16 @@
 
 import { type FakeApi, type FakeApiOptions, startFakeApi } from "./fake_api.ts";
 
-/** Where the installer puts the CLI (relative to the project root). */
-const PREFIX = new URL("../../.cache/claude-cli/", import.meta.url);
-const DEFAULT_BINARY = new URL("node_modules/@anthropic-ai/claude-code/bin/claude.exe", PREFIX);
+/**
+ * Where the installer puts the CLI: `.cache/claude-cli/` of the project, or
+ * `CLAUDE_E2E_PREFIX` (as for `.ci/install_claude.ts`).
+ */
+function prefix(): URL {
+  const custom = Deno.env.get("CLAUDE_E2E_PREFIX");
+  if (!custom) return new URL("../../.cache/claude-cli/", import.meta.url);
+  const absolute = custom.startsWith("/") ? custom : `${Deno.cwd()}/${custom}`;
+  return new URL(`file://${absolute.endsWith("/") ? absolute : `${absolute}/`}`);
+}
 
 /** Whether the real CLI can be run, and where it is. */
 export type CliStatus =
@@ -43,7 +50,8 @@ function isFile(path: string | URL): boolean {
 
 /**
  * Finds the real CLI: `CLAUDE_E2E_BIN` if set, else the path recorded by
- * `.ci/install_claude.ts`, else the default install location. Reports the
+ * `.ci/install_claude.ts` (`claude-path.txt` in the install folder), else the
+ * package's `bin/claude.exe` there. Reports the
  * installer's `UNAVAILABLE` marker as the reason when there is one.
  *
  * @returns The path, or why there is none.
@@ -55,11 +63,13 @@ export function cliPath(): CliStatus {
       ? { available: true, path: override }
       : { available: false, reason: `CLAUDE_E2E_BIN=${override} is not a file` };
   }
-  const marker = readText(new URL("UNAVAILABLE", PREFIX));
+  const root = prefix();
+  const marker = readText(new URL("UNAVAILABLE", root));
   if (marker !== undefined) return { available: false, reason: marker || "no reason recorded" };
-  const recorded = readText(new URL("claude-path.txt", PREFIX));
+  const recorded = readText(new URL("claude-path.txt", root));
   if (recorded && isFile(recorded)) return { available: true, path: recorded };
-  if (isFile(DEFAULT_BINARY)) return { available: true, path: DEFAULT_BINARY.pathname };
+  const fallback = new URL("node_modules/@anthropic-ai/claude-code/bin/claude.exe", root);
+  if (isFile(fallback)) return { available: true, path: decodeURIComponent(fallback.pathname) };
   return {
     available: false,
     reason: "the claude CLI is not installed; run `deno task test:e2e` (it installs it first)",
@@ -334,21 +344,37 @@ export function collectText(
 // Processes
 
 /**
- * Tells whether a process exists and is not a zombie (Linux `/proc`).
+ * Tells whether a process exists and is not a zombie. Asks `ps` (Deno treats
+ * `/proc` as privileged: reading it needs `--allow-all`), and falls back to
+ * `/proc/<pid>/stat` when `ps` is missing.
  *
  * @param pid The process id.
  * @returns True while it runs.
  */
-export function processAlive(pid: number): boolean {
-  let stat: string;
+export async function processAlive(pid: number): Promise<boolean> {
+  let state: string;
   try {
-    stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  } catch {
-    return false;
+    const output = await new Deno.Command("ps", {
+      args: ["-o", "stat=", "-p", String(pid)],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    if (!output.success) return false;
+    state = new TextDecoder().decode(output.stdout).trim();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    let stat: string;
+    try {
+      stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return false;
+      throw error;
+    }
+    // "pid (comm) S ...": the state follows the last ")".
+    state = stat.slice(stat.lastIndexOf(")") + 2);
   }
-  // Format: "pid (comm) S ...": the state follows the last ")".
-  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-  return state !== "Z" && state !== "X";
+  return state !== "" && !state.startsWith("Z") && !state.startsWith("X");
 }
 
 /**

@@ -551,7 +551,11 @@ function sseEvents(plan: Plan, model: string, n: number, slowDelayMs: number): S
     events.push(ev("content_block_start", { index: 0, content_block: { type: "text", text: "" } }));
     for (const text of pieces(plan.text, slow ? 8 : 3)) {
       events.push(
-        ev("content_block_delta", { index: 0, delta: { type: "text_delta", text } }, slow ? slowDelayMs : 0),
+        ev(
+          "content_block_delta",
+          { index: 0, delta: { type: "text_delta", text } },
+          slow ? slowDelayMs : 0,
+        ),
       );
     }
     outputTokens = Math.max(1, Math.ceil(plan.text.length / 4));
