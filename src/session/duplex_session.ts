@@ -70,6 +70,14 @@ export interface DuplexSessionOptions {
    */
   interruptGraceMs?: number;
   /**
+   * What to do when the CLI does not even acknowledge the interrupt of an
+   * aborted or timed-out turn within `interruptGraceMs`: `"close"` the
+   * session (and so end the process), or `"keep"` it.
+   *
+   * @default {"close"}
+   */
+  onUnresponsive?: "close" | "keep";
+  /**
    * A bound on `close()`, over the transport's own bounded shutdown.
    *
    * @default {30000}
@@ -755,12 +763,57 @@ export class DuplexSession implements AsyncDisposable {
     this.#settleTurn(turn, { turn: { result, events: turn.events ?? [], uuid: turn.uuid } });
   }
 
+  /*
+   * Ends a turn the caller gave up on: interrupt it, then wait for its result.
+   * If the CLI acknowledges the interrupt but sends no result within the
+   * grace, the turn is given up (the session stays usable). If it does not
+   * even acknowledge the interrupt, it is unresponsive: with
+   * `onUnresponsive: "close"` (the default) the session is closed. Each step
+   * is reported as a `diagnostic` event.
+   */
   #abortTurn(turn: ActiveTurn, reason: unknown): void {
     if (turn.settled || turn.aborted) return;
     turn.aborted = { reason };
     const grace = this.#options.interruptGraceMs ?? 10_000;
-    this.#control.request("interrupt", {}, { timeoutMs: grace }).catch(() => {});
-    turn.graceTimer = setTimeout(() => this.#settleTurn(turn, { error: reason }), grace);
+    const why = reason instanceof Error ? reason.message : String(reason);
+    this.#publish({
+      type: "diagnostic",
+      kind: "turn_interrupted",
+      message: `Interrupting the turn (${why})`,
+    });
+    let acknowledged = false;
+    this.#control.request("interrupt", {}, { timeoutMs: grace }).then(
+      () => acknowledged = true,
+      () => {},
+    );
+    turn.graceTimer = setTimeout(() => {
+      if (turn.settled) return;
+      this.#settleTurn(turn, { error: reason });
+      if (acknowledged || !this.alive) {
+        this.#publish({
+          type: "diagnostic",
+          kind: "turn_abandoned",
+          message: `The CLI acknowledged the interrupt but sent no result within ${grace} ms; ` +
+            `the turn was given up`,
+        });
+      } else if ((this.#options.onUnresponsive ?? "close") === "close") {
+        this.#publish({
+          type: "diagnostic",
+          kind: "cli_unresponsive",
+          message:
+            `The CLI did not acknowledge an interrupt within ${grace} ms; closing the session`,
+        });
+        void this.close();
+      } else {
+        this.#publish({
+          type: "diagnostic",
+          kind: "cli_unresponsive",
+          message:
+            `The CLI did not acknowledge an interrupt within ${grace} ms; the session is kept ` +
+            `(onUnresponsive: "keep")`,
+        });
+      }
+    }, grace);
   }
 
   #settleTurn(turn: ActiveTurn, outcome: { turn: Turn } | { error: unknown }): void {
@@ -958,6 +1011,12 @@ function checkOptions(options: DuplexSessionOptions): void {
     if (options[key] !== undefined && typeof options[key] !== "function") {
       throw new TypeError(`Cannot start a session: ${key} must be a function`);
     }
+  }
+  if (
+    options.onUnresponsive !== undefined && options.onUnresponsive !== "close" &&
+    options.onUnresponsive !== "keep"
+  ) {
+    throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
   }
   if (options.hooks !== undefined) registerHooks(options.hooks); // throws a TypeError naming the bad entry
   const prompt = options.systemPrompt;

@@ -57,7 +57,10 @@ export interface DiagnosticEvent {
     | "stray_control_response"
     | "stray_result"
     | "permission_handler_error"
-    | "stream_error";
+    | "stream_error"
+    | "turn_interrupted"
+    | "turn_abandoned"
+    | "cli_unresponsive";
   message: string;
   bytes?: number;
   excerpt?: string;

@@ -95,7 +95,10 @@ Deno.test("ControlChannel rejects with the signal's reason and leaves no listene
   const { ch: ch2, lastId } = channel();
   for (let i = 0; i < 100; i++) {
     const p = ch2.request("mcp_status", {}, { signal });
-    ch2.settle({ type: "control_response", response: { subtype: "success", request_id: lastId() } });
+    ch2.settle({
+      type: "control_response",
+      response: { subtype: "success", request_id: lastId() },
+    });
     await p;
   }
   assert.equal(listeners, 0);

@@ -18,7 +18,10 @@ Deno.test("DuplexSession.send() runs two turns on one transport", async () => {
   const second = await session.send([{ type: "text", text: "second turn" }]);
   assert.equal(second.result.text, "Echo: second turn");
   assert.ok(second.result.totalCostUsd > first.result.totalCostUsd, "cumulative cost grows");
-  assert.ok(Math.abs(second.result.costUsd - first.result.costUsd) < 1e-9, "per-turn cost is derived");
+  assert.ok(
+    Math.abs(second.result.costUsd - first.result.costUsd) < 1e-9,
+    "per-turn cost is derived",
+  );
   assert.equal(cli.opened, 1, "one process for both turns");
   const lines = cli.received.filter((f) => f.type === "user");
   assert.equal(lines.length, 2);
@@ -39,17 +42,22 @@ Deno.test("DuplexSession.send() rejects turn_in_flight while a turn runs", async
   cli.emit(initFrame(), resultFrame({ text: "done", userMessageUuid: String(line.uuid) }));
   assert.equal((await first).result.text, "done");
   assert.equal(session.busy, false);
-  assert.equal((await cli.nextWrite("user", { timeoutMs: 50 }).catch((e) => e)).kind, "timeout",
-    "the refused send wrote nothing");
+  assert.equal(
+    (await cli.nextWrite("user", { timeoutMs: 50 }).catch((e) => e)).kind,
+    "timeout",
+    "the refused send wrote nothing",
+  );
 });
 
 Deno.test("DuplexSession.send() validates its content", async (t) => {
   const { session } = await scripted();
   await using _ = session;
-  for (const [name, content] of [["empty text", ""], ["empty blocks", []], ["a number", 5], [
-    "a block without type",
-    [{ text: "x" }],
-  ]] as const) {
+  for (
+    const [name, content] of [["empty text", ""], ["empty blocks", []], ["a number", 5], [
+      "a block without type",
+      [{ text: "x" }],
+    ]] as const
+  ) {
     await t.step(name, async () => {
       // deno-lint-ignore no-explicit-any
       await assert.rejects(session.send(content as any), TypeError);
@@ -99,7 +107,11 @@ Deno.test("DuplexSession.send() with an aborted signal interrupts the turn", asy
     cli.on("control_request:interrupt", (frame) => [
       {
         type: "control_response",
-        response: { subtype: "success", request_id: frame.request_id, response: { still_queued: [] } },
+        response: {
+          subtype: "success",
+          request_id: frame.request_id,
+          response: { still_queued: [] },
+        },
       },
       resultFrame({ subtype: "error_during_execution", terminalReason: "aborted_streaming" }),
     ]);
@@ -109,7 +121,9 @@ Deno.test("DuplexSession.send() with an aborted signal interrupts the turn", asy
     const reason = new Error("user pressed stop");
     controller.abort(reason);
     await assert.rejects(turn, (e) => e === reason);
-    assert.ok(cli.received.some((f) => (f.request as { subtype?: string })?.subtype === "interrupt"));
+    assert.ok(
+      cli.received.some((f) => (f.request as { subtype?: string })?.subtype === "interrupt"),
+    );
     assert.equal(session.busy, false, "the turn slot is free once the CLI ended the turn");
     cli.on("user", (frame) => [resultFrame({ text: "next", userMessageUuid: String(frame.uuid) })]);
     assert.equal((await session.send("next")).result.text, "next");
@@ -118,7 +132,10 @@ Deno.test("DuplexSession.send() with an aborted signal interrupts the turn", asy
     const { cli, session } = await scripted({ echo: true });
     await using _ = session;
     const reason = new DOMException("gone", "AbortError");
-    await assert.rejects(session.send("x", { signal: AbortSignal.abort(reason) }), (e) => e === reason);
+    await assert.rejects(
+      session.send("x", { signal: AbortSignal.abort(reason) }),
+      (e) => e === reason,
+    );
     assert.equal(cli.received.length, 0);
   });
   await t.step("AbortSignal.timeout() rejects with a TimeoutError", async () => {
@@ -126,7 +143,11 @@ Deno.test("DuplexSession.send() with an aborted signal interrupts the turn", asy
     await using _ = session;
     cli.on("control_request:interrupt", (frame) => [{
       type: "control_response",
-      response: { subtype: "success", request_id: frame.request_id, response: { still_queued: [] } },
+      response: {
+        subtype: "success",
+        request_id: frame.request_id,
+        response: { still_queued: [] },
+      },
     }]);
     await assert.rejects(
       session.send("x", { signal: AbortSignal.timeout(20) }),
@@ -142,7 +163,11 @@ Deno.test("DuplexSession.send() with timeoutMs interrupts and rejects with timeo
   cli.on("control_request:interrupt", (frame) => [
     {
       type: "control_response",
-      response: { subtype: "success", request_id: frame.request_id, response: { still_queued: [] } },
+      response: {
+        subtype: "success",
+        request_id: frame.request_id,
+        response: { still_queued: [] },
+      },
     },
     resultFrame({ subtype: "error_during_execution" }),
   ]);
@@ -224,7 +249,11 @@ Deno.test("DuplexSession passes unknown frames through and reports oddities", as
   cli.emit(resultFrame({ text: "end" }));
   const events = await eventsUntil(sub, (e) => e.type === "result");
   const summary = events.map((e) =>
-    e.type === "diagnostic" ? `diagnostic:${e.kind}` : e.type === "unknown" ? `unknown:${e.frameType}` : e.type
+    e.type === "diagnostic"
+      ? `diagnostic:${e.kind}`
+      : e.type === "unknown"
+      ? `unknown:${e.frameType}`
+      : e.type
   );
   assert.deepEqual(summary, [
     "unknown:hologram",
@@ -244,7 +273,10 @@ Deno.test("DuplexSession skips an over-long line and keeps working", async () =>
   });
   await using _ = session;
   const sub = session.subscribe();
-  cli.emit({ type: "assistant", message: { id: "m", role: "assistant", content: [{ type: "text", text: "x".repeat(5000) }] } });
+  cli.emit({
+    type: "assistant",
+    message: { id: "m", role: "assistant", content: [{ type: "text", text: "x".repeat(5000) }] },
+  });
   const turn = await session.send("still alive?");
   assert.equal(turn.result.text, "Echo: still alive?");
   const events = await eventsUntil(sub, (e) => e.type === "diagnostic");
@@ -266,13 +298,18 @@ Deno.test("DuplexSession rejects a turn when the CLI dies mid-turn", async () =>
   assert.equal(session.state, "failed");
   const status = session.exitStatus;
   assert.equal(status.state, "failed");
-  assert.ok(status.state === "failed" && status.code === 3 && /cheese/.test(status.exit.stderrTail));
+  assert.ok(
+    status.state === "failed" && status.code === 3 && /cheese/.test(status.exit.stderrTail),
+  );
   assert.deepEqual(await session.waitForExit(), status);
   await assert.rejects(session.send("again"), (e) => isDuplexError(e, "process_exited"));
   await assert.rejects(session.interrupt(), (e) => isDuplexError(e, "process_exited"));
   const events: SessionEvent[] = [];
   for await (const event of sub) events.push(event);
-  assert.deepEqual(events.filter((e) => e.type === "stderr"), [{ type: "stderr", line: "fatal: out of cheese" }]);
+  assert.deepEqual(events.filter((e) => e.type === "stderr"), [{
+    type: "stderr",
+    line: "fatal: out of cheese",
+  }]);
   assert.equal(events.at(-1)?.type, "exit", "subscribers see exit last, then the loop ends");
   assert.deepEqual(await session.close(), status, "close after the end returns the status");
 });
@@ -290,7 +327,10 @@ Deno.test("DuplexSession.waitForExit() is bounded and cancellable", async () => 
   const { session } = await scripted({ echo: true });
   assert.deepEqual(await session.waitForExit({ timeoutMs: 10 }), { state: "running" });
   const reason = new Error("stop waiting");
-  await assert.rejects(session.waitForExit({ signal: AbortSignal.abort(reason) }), (e) => e === reason);
+  await assert.rejects(
+    session.waitForExit({ signal: AbortSignal.abort(reason) }),
+    (e) => e === reason,
+  );
   const controller = new AbortController();
   const waiting = session.waitForExit({ signal: controller.signal });
   controller.abort(reason);
@@ -402,4 +442,54 @@ Deno.test("DuplexSession survives a transport whose writes fail", async () => {
   cli.failWrites(new Error("EPIPE"));
   await assert.rejects(session.send("x"), (e) => isDuplexError(e, "process_exited"));
   assert.equal(session.busy, false);
+});
+
+Deno.test("A hung CLI: the turn times out, the interrupt goes unanswered, the session closes", async (t) => {
+  await t.step("onUnresponsive: close (default)", async () => {
+    const { cli, session } = await scripted({ echo: false }, { interruptGraceMs: 30 });
+    const sub = session.subscribe();
+    cli.hang();
+    await assert.rejects(
+      session.send("anyone?", { timeoutMs: 20 }),
+      (e) => isDuplexError(e, "timeout"),
+    );
+    const status = await session.waitForExit({ timeoutMs: 2000 });
+    assert.equal(status.state, "completed", "closed by the session itself");
+    const steps = (await Array.fromAsync(sub)).flatMap((e) =>
+      e.type === "diagnostic" ? [e.kind] : []
+    );
+    assert.deepEqual(steps, ["turn_interrupted", "cli_unresponsive"]);
+    assert.equal(cli.closeCalls, 1);
+  });
+  await t.step("onUnresponsive: keep", async () => {
+    const { cli, session } = await scripted({ echo: false }, {
+      interruptGraceMs: 30,
+      onUnresponsive: "keep",
+    });
+    await using _ = session;
+    cli.hang();
+    await assert.rejects(
+      session.send("anyone?", { timeoutMs: 20 }),
+      (e) => isDuplexError(e, "timeout"),
+    );
+    await tick(20);
+    assert.equal(session.alive, true);
+    assert.equal(session.busy, false);
+  });
+  await t.step("an acknowledged interrupt without a result abandons only the turn", async () => {
+    const { cli, session } = await scripted({ echo: false }, { interruptGraceMs: 30 });
+    await using _ = session;
+    const sub = session.subscribe();
+    cli.on("control_request:interrupt", (f) => [{
+      type: "control_response",
+      response: { subtype: "success", request_id: f.request_id, response: { still_queued: [] } },
+    }]);
+    await assert.rejects(session.send("x", { timeoutMs: 10 }), (e) => isDuplexError(e, "timeout"));
+    const events = await eventsUntil(
+      sub,
+      (e) => e.type === "diagnostic" && e.kind === "turn_abandoned",
+    );
+    assert.ok(events.length >= 2);
+    assert.equal(session.alive, true);
+  });
 });

@@ -19,7 +19,8 @@ function ask(cli: ScriptedCli, requestId = "perm-1", input: Record<string, unkno
 
 async function answerOf(cli: ScriptedCli, requestId = "perm-1"): Promise<Record<string, unknown>> {
   const frame = await cli.nextWrite(
-    (f) => f.type === "control_response" &&
+    (f) =>
+      f.type === "control_response" &&
       (f.response as { request_id?: string }).request_id === requestId,
     { timeoutMs: 2000 },
   );
@@ -74,7 +75,9 @@ Deno.test("onPermission can rewrite the input and add permissions", async () => 
 Deno.test("onPermission deny sends the message, and interrupt when asked", async (t) => {
   for (const interrupt of [false, true]) {
     await t.step(`interrupt: ${interrupt}`, async () => {
-      const { cli, session } = await withHandler(() => deny("Denied by the test host", { interrupt }));
+      const { cli, session } = await withHandler(() =>
+        deny("Denied by the test host", { interrupt })
+      );
       await using _ = session;
       ask(cli);
       const response = (await answerOf(cli)).response;
@@ -120,7 +123,9 @@ Deno.test("A failing or malformed handler denies with the reason and never wedge
       assert.equal(response.behavior, "deny");
       assert.match(String(response.message), reason);
       const events = await eventsUntil(sub, (e) => e.type === "permission_resolved");
-      assert.ok(events.some((e) => e.type === "diagnostic" && e.kind === "permission_handler_error"));
+      assert.ok(
+        events.some((e) => e.type === "diagnostic" && e.kind === "permission_handler_error"),
+      );
     });
   }
 });
@@ -166,7 +171,10 @@ Deno.test("respondToPermission: defer is an error, unknown ids are a no-op", asy
   );
   assert.equal(await session.respondToPermission("no-such-id", allow()), false);
   // deno-lint-ignore no-explicit-any
-  await assert.rejects(session.respondToPermission("perm-1", { behavior: "sure" } as any), TypeError);
+  await assert.rejects(
+    session.respondToPermission("perm-1", { behavior: "sure" } as any),
+    TypeError,
+  );
   assert.equal(session.pendingPermissions.length, 1, "still pending after bad answers");
   assert.equal(await session.respondToPermission("perm-1", deny("no")), true);
 });
@@ -185,7 +193,10 @@ Deno.test("respondToPermission answers before a slow handler; the handler's late
   await tick(10);
   const replies = cli.received.filter((f) => f.type === "control_response");
   assert.equal(replies.length, 1, "exactly one answer was written");
-  assert.equal((replies[0]!.response as { response: { behavior: string } }).response.behavior, "deny");
+  assert.equal(
+    (replies[0]!.response as { response: { behavior: string } }).response.behavior,
+    "deny",
+  );
 });
 
 Deno.test("A control_cancel_request aborts the handler's signal and suppresses the reply", async () => {
@@ -206,7 +217,11 @@ Deno.test("A control_cancel_request aborts the handler's signal and suppresses t
   assert.ok(isDuplexError(signal?.reason, "aborted"));
   await tick(20);
   assert.equal(cli.received.filter((f) => f.type === "control_response").length, 0);
-  assert.equal(await session.respondToPermission("perm-1", allow()), false, "a cancelled request is dropped");
+  assert.equal(
+    await session.respondToPermission("perm-1", allow()),
+    false,
+    "a cancelled request is dropped",
+  );
 });
 
 Deno.test("A deferred request cancelled by the CLI is dropped", async () => {
@@ -245,7 +260,9 @@ Deno.test("Closing aborts pending permission handlers", async () => {
   await session.close();
   for await (const event of sub) events.push(event);
   assert.equal(signal?.aborted, true);
-  assert.ok(events.some((e) =>
-    e.type === "permission_resolved" && e.behavior === "cancelled" && e.source === "session"
-  ));
+  assert.ok(
+    events.some((e) =>
+      e.type === "permission_resolved" && e.behavior === "cancelled" && e.source === "session"
+    ),
+  );
 });

@@ -21,7 +21,9 @@ async function withReplay(
   options: Omit<DuplexSessionOptions, "transport"> = {},
   replayOptions: ReplayOptions = {},
 ): Promise<void> {
-  const entries = await loadTranscript(new URL(`../fixtures/transcripts/${name}.ndjson`, import.meta.url));
+  const entries = await loadTranscript(
+    new URL(`../fixtures/transcripts/${name}.ndjson`, import.meta.url),
+  );
   const cli = replay(entries, replayOptions);
   const session = await DuplexSession.start({ transport: cli.transport, ...options });
   const sub = session.subscribe({ capacity: 10_000 });
@@ -38,7 +40,9 @@ async function withReplay(
 
 function texts(events: readonly SessionEvent[]): string[] {
   return events.flatMap((e) =>
-    e.type === "assistant" ? e.message.content.flatMap((b) => b.type === "text" ? [b.text] : []) : []
+    e.type === "assistant"
+      ? e.message.content.flatMap((b) => b.type === "text" ? [b.text] : [])
+      : []
   );
 }
 
@@ -48,9 +52,14 @@ Deno.test("replay 01: two turns on one process", async () => {
     assert.equal(first.result.text, "Echo: first turn");
     assert.equal(session.sessionId, "20ca83b3-e26d-448f-9550-559a29e8ac31");
     const lifecycle = first.events.filter((e) => e.type === "command_lifecycle");
-    assert.deepEqual(lifecycle.map((e) => e.type === "command_lifecycle" && e.state), ["queued", "started"]);
-    assert.ok(lifecycle.every((e) => e.type === "command_lifecycle" && e.command_uuid === first.uuid),
-      "recorded uuids map onto ours");
+    assert.deepEqual(lifecycle.map((e) => e.type === "command_lifecycle" && e.state), [
+      "queued",
+      "started",
+    ]);
+    assert.ok(
+      lifecycle.every((e) => e.type === "command_lifecycle" && e.command_uuid === first.uuid),
+      "recorded uuids map onto ours",
+    );
     const second = await session.send("second turn");
     assert.equal(second.result.text, "Echo: second turn");
     assert.equal(second.result.totalCostUsd, 0.000616);
@@ -115,7 +124,10 @@ Deno.test("replay 05: an AbortSignal interrupts a streaming turn", async () => {
     const result = rest.at(-1);
     assert.ok(result?.type === "result" && result.subtype === "error_during_execution");
     assert.equal(result.terminal_reason, "aborted_streaming");
-    assert.ok(rest.some((e) => e.type === "assistant" && e.aborted === true), "the partial message is flagged");
+    assert.ok(
+      rest.some((e) => e.type === "assistant" && e.aborted === true),
+      "the partial message is flagged",
+    );
     const after = await session.send("after interrupt");
     assert.equal(after.result.isError, false);
   });
@@ -132,9 +144,11 @@ Deno.test("replay 06: partial messages arrive as stream_event frames", async () 
     assert.ok(deltas.length > 3);
     assert.equal(deltas.join(""), turn.result.text);
     const tool = await session.send("now a tool with partials [[tool:bash-ro]]");
-    assert.ok(tool.events.some((e) =>
-      e.type === "stream_event" && JSON.stringify(e.event).includes("input_json_delta")
-    ));
+    assert.ok(
+      tool.events.some((e) =>
+        e.type === "stream_event" && JSON.stringify(e.event).includes("input_json_delta")
+      ),
+    );
   });
 });
 
@@ -149,10 +163,15 @@ Deno.test("replay 07: interrupt while a permission is pending", async () => {
     const done = await turn;
     assert.equal(done.result.terminalReason, "aborted_tools");
     assert.equal(signal?.aborted, true, "the CLI's cancel aborted the handler's signal");
-    assert.ok(done.events.some((e) =>
-      e.type === "permission_resolved" && e.behavior === "cancelled" && e.source === "cli"
-    ));
-    assert.equal(await session.respondToPermission("d8ee5c6b-3ded-48ea-a97d-a2d8ecb852be", allow()), false);
+    assert.ok(
+      done.events.some((e) =>
+        e.type === "permission_resolved" && e.behavior === "cancelled" && e.source === "cli"
+      ),
+    );
+    assert.equal(
+      await session.respondToPermission("d8ee5c6b-3ded-48ea-a97d-a2d8ecb852be", allow()),
+      false,
+    );
     assert.equal((await session.send("after interrupt")).result.isError, false);
   }, {
     onPermission: (request) => {
@@ -172,15 +191,25 @@ Deno.test("replay 09: runtime control requests through request()", async () => {
     assert.deepEqual(await session.request("set_model", { model: "sonnet" }), {
       model: "claude-sonnet-5-5",
     });
-    assert.deepEqual(await session.request("set_max_thinking_tokens", { max_thinking_tokens: 2048 }), {});
+    assert.deepEqual(
+      await session.request("set_max_thinking_tokens", { max_thinking_tokens: 2048 }),
+      {},
+    );
     assert.deepEqual(await session.request("mcp_status"), { mcpServers: [] });
     const usage = await session.request("get_context_usage", { detail: "summary" });
     assert.ok(Array.isArray(usage.categories));
     const settings = await session.request("get_settings");
     assert.ok("effective" in settings);
-    await assert.rejects(session.request("definitely_not_a_subtype"), /Unsupported control request/);
+    await assert.rejects(
+      session.request("definitely_not_a_subtype"),
+      /Unsupported control request/,
+    );
     const write = await session.send("which model? [[tool:write]]");
-    assert.equal(write.events.some((e) => e.type === "permission_request"), false, "acceptEdits: no ask");
+    assert.equal(
+      write.events.some((e) => e.type === "permission_request"),
+      false,
+      "acceptEdits: no ask",
+    );
     await session.request("set_model", { model: null });
     await session.request("set_permission_mode", { mode: "default" });
     assert.equal((await session.send("back to default model")).result.isError, false);
@@ -215,7 +244,9 @@ Deno.test("replay 10, 20, 21: auto-allowed, auto-denied, and no -p", async (t) =
 
 Deno.test("replay 12: replayed user messages are events, not turns", async () => {
   await withReplay("12-replay-user-messages", async (session) => {
-    const turn = await session.send("echo me back", { uuid: "33333333-3333-4333-8333-333333333333" });
+    const turn = await session.send("echo me back", {
+      uuid: "33333333-3333-4333-8333-333333333333",
+    });
     const replayed = turn.events.filter((e) => e.type === "user" && e.isReplay === true);
     assert.equal(replayed.length, 1);
     assert.equal(turn.result.isError, false);

@@ -23,16 +23,20 @@ Deno.test("readTurnResult() reads a success result", { permissions: "none" }, ()
   assert.equal(r.stopReason, "end_turn");
 });
 
-Deno.test("readTurnResult() prefers the CLI's per-turn usage figure", { permissions: "none" }, () => {
-  const frame = {
-    type: "result",
-    subtype: "success",
-    is_error: false,
-    total_cost_usd: 10,
-    model_usage_since_last_result: { a: { costUSD: 0.25 }, b: { costUSD: 0.5 } },
-  } as ResultFrame;
-  assert.equal(readTurnResult(frame, 1).costUsd, 0.75);
-});
+Deno.test(
+  "readTurnResult() prefers the CLI's per-turn usage figure",
+  { permissions: "none" },
+  () => {
+    const frame = {
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      total_cost_usd: 10,
+      model_usage_since_last_result: { a: { costUSD: 0.25 }, b: { costUSD: 0.5 } },
+    } as ResultFrame;
+    assert.equal(readTurnResult(frame, 1).costUsd, 0.75);
+  },
+);
 
 Deno.test("readTurnResult() classifies by is_error, API errors included", {
   permissions: "none",
