@@ -61,6 +61,8 @@ export class MemoryTransport implements Transport {
   #stderrTail: string[] = [];
   #chunking: Chunking;
   #stringLines: boolean;
+  #pendingText = "";
+  readonly #decoder = new TextDecoder();
   #seed = 0x2545f491;
   #room: (() => void)[] = [];
   #encoder = new TextEncoder();
@@ -123,6 +125,11 @@ export class MemoryTransport implements Transport {
         ),
       );
     }
+    if (this.#inputEnded) {
+      return Promise.reject(
+        new DuplexError("closed", "Cannot write to the CLI: its input was ended (endInput)"),
+      );
+    }
     if (this.writeError !== undefined) {
       return Promise.reject(
         new DuplexError(
@@ -176,11 +183,19 @@ export class MemoryTransport implements Transport {
     this.#pushBytes(this.#encoder.encode(text));
   }
 
-  /** Queues a raw chunk on `readable`, as given (cut per the chunking mode when bytes). */
+  /**
+   * Queues a raw chunk on `readable`, as given (cut per the chunking mode when
+   * bytes). In string-lines mode text is framed into whole lines first, as a
+   * relay would: a partial line waits for its newline, or for the end.
+   */
   pushRaw(chunk: string | Uint8Array): void {
     if (!this.#outOpen) return;
-    if (this.#stringLines && typeof chunk === "string") {
-      this.#out.enqueue(chunk);
+    if (this.#stringLines) {
+      const text = this.#pendingText +
+        (typeof chunk === "string" ? chunk : this.#decoder.decode(chunk, { stream: true }));
+      const lines = text.split("\n");
+      this.#pendingText = lines.pop() ?? "";
+      for (const line of lines) this.#out.enqueue(line);
       return;
     }
     this.#pushBytes(typeof chunk === "string" ? this.#encoder.encode(chunk) : chunk.slice());
@@ -213,6 +228,8 @@ export class MemoryTransport implements Transport {
     const full: TransportExit = { ...exit, stderrTail: exit.stderrTail ?? this.stderrTail };
     this.#exit = full;
     if (this.#outOpen) {
+      const tail = this.#pendingText + this.#decoder.decode();
+      if (this.#stringLines && tail !== "") this.#out.enqueue(tail);
       this.#outOpen = false;
       this.#out.close();
     }

@@ -90,3 +90,16 @@ export {
   type TranscriptEntry,
 } from "./transcript.ts";
 export { replay, ReplayCli, type ReplayOptions } from "./replay_transport.ts";
+export {
+  CONFORMANCE_CONTRACTS,
+  type ConformanceContext,
+  type ConformanceContract,
+  type ConformanceOptions,
+  type ConformancePeer,
+  runTransportConformance,
+} from "./transport_conformance.ts";
+export {
+  conformanceCli,
+  type ConformanceCliOptions,
+  conformanceRules,
+} from "./conformance_peer.ts";

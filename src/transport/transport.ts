@@ -25,7 +25,8 @@ export type { TransportExit };
  *   Writes are delivered in call order. After the peer has gone, it rejects
  *   with a `DuplexError` of kind `process_exited`.
  * - `endInput()` signals end of input (stdin EOF): the CLI finishes its turn
- *   and exits. Idempotent.
+ *   and exits. Idempotent. Later writes reject with a `DuplexError` of kind
+ *   `closed`.
  * - `closed` resolves exactly once, with how the peer ended, and never rejects.
  * - `close()` ends the peer (politely first, then by force), is idempotent,
  *   finishes in bounded time and resolves with the same value as `closed`.
