@@ -117,6 +117,33 @@ export {
 } from "./src/codec/ndjson_decode_stream.ts";
 export { encodeLine, NdjsonEncodeStream } from "./src/codec/ndjson_encode_stream.ts";
 export { classifyFrame, isControlFailure, isRecord, isSystemInit } from "./src/protocol/guards.ts";
+export {
+  type AudioContent,
+  type EmbeddedResourceContent,
+  type ImageContent,
+  type JsonSchema,
+  type McpContent,
+  type ResourceLinkContent,
+  type SdkMcpTool,
+  type TextContent,
+  tool,
+  type ToolAnnotations,
+  type ToolContext,
+  type ToolHandler,
+  type ToolInputSchema,
+  type ToolOptions,
+  type ToolResult,
+} from "./src/mcp/tool.ts";
+export {
+  type JsonRpcErrorResponse,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type JsonRpcSuccessResponse,
+  type McpHandleContext,
+  mcpServer,
+  type McpServerOptions,
+  type SdkMcpServer,
+} from "./src/mcp/mcp_server.ts";
 export type * from "./src/protocol/content.ts";
 export type * from "./src/protocol/control.ts";
 export type * from "./src/protocol/messages.ts";

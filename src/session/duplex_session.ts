@@ -23,6 +23,8 @@ import type {
   McpServerStatus,
 } from "../protocol/control_requests.ts";
 import { type HookCallback, type HooksOptions, registerHooks } from "../hooks/hooks.ts";
+import type { SdkMcpServer } from "../mcp/mcp_server.ts";
+import { answerMcpMessage, initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
 import { classifyFrame, isRecord, isSystemInit } from "../protocol/guards.ts";
 import type { ResultFrame } from "../protocol/messages.ts";
 import { Broadcast } from "../subscriptions/_broadcast.ts";
@@ -99,6 +101,12 @@ export interface DuplexSessionOptions {
   agents?: Record<string, AgentDefinition>;
   /** Hooks as functions, by event (registered in `initialize`, answered on `hook_callback`). */
   hooks?: HooksOptions;
+  /**
+   * In-process MCP servers (made with `mcpServer()`): registered in
+   * `initialize`, their tools run in this process when the model calls
+   * `mcp__<server>__<tool>` (after the usual permission request).
+   */
+  mcpServers?: readonly SdkMcpServer[];
   /** A JSON schema the final answer must follow (structured output; sent in `initialize`). */
   jsonSchema?: Record<string, unknown>;
   /**
@@ -300,6 +308,16 @@ export class DuplexSession implements AsyncDisposable {
       "hook_callback",
       (requestId, request) => this.#onHookCallback(requestId, request),
     );
+    const servers = options.mcpServers ?? [];
+    this.#inbound.set("mcp_message", (requestId, request) => {
+      const message = {
+        server_name: typeof request.server_name === "string" ? request.server_name : "",
+        message: request.message,
+      };
+      this.#inboundRequests.serve(requestId, async (signal) => ({
+        ...await answerMcpMessage(servers, message, signal),
+      }));
+    });
     this.#inbound.set("elicitation", (requestId, request) => {
       const handler = options.onElicitation;
       this.#inboundRequests.serve(
@@ -970,6 +988,7 @@ function initializeFields(
   }
   if (options.agents !== undefined) fields.agents = options.agents;
   if (options.jsonSchema !== undefined) fields.jsonSchema = options.jsonSchema;
+  if (options.mcpServers?.length) Object.assign(fields, initializeFieldsFor(options.mcpServers));
   if (isRecord(options.initialize)) Object.assign(fields, options.initialize);
   return Object.keys(fields).length > 0 || options.initialize === true ? fields : undefined;
 }
@@ -1019,6 +1038,22 @@ function checkOptions(options: DuplexSessionOptions): void {
     throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
   }
   if (options.hooks !== undefined) registerHooks(options.hooks); // throws a TypeError naming the bad entry
+  if (options.mcpServers !== undefined) {
+    const names = new Set<string>();
+    for (const server of options.mcpServers) {
+      if (
+        !isRecord(server) || typeof server.handle !== "function" || typeof server.name !== "string"
+      ) {
+        throw new TypeError(
+          "Cannot start a session: mcpServers must hold servers made with mcpServer()",
+        );
+      }
+      if (names.has(server.name)) {
+        throw new TypeError(`Cannot start a session: two MCP servers are named ${server.name}`);
+      }
+      names.add(server.name);
+    }
+  }
   const prompt = options.systemPrompt;
   if (
     prompt !== undefined && typeof prompt !== "string" &&

@@ -366,3 +366,62 @@ Deno.test("replay 08: hooks answered by functions, in the CLI's order", async ()
   await cli.done;
   assert.deepEqual(cli.mismatches, []);
 });
+
+Deno.test("in-process MCP tools: registered in initialize, answered on mcp_message", async () => {
+  const { mcpServer, tool } = await import("../../mod.ts");
+  const calls: unknown[] = [];
+  const calc = mcpServer({
+    name: "calc",
+    tools: [
+      tool("add", "Adds two numbers", {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+      }, (input) => {
+        calls.push(input);
+        return String(Number(input.a) + Number(input.b));
+      }),
+    ],
+  });
+  const cli = new ScriptedCli();
+  await using session = await DuplexSession.start({ transport: cli.transport, mcpServers: [calc] });
+  const init = await cli.nextWrite("control_request:initialize");
+  assert.deepEqual((init.request as Record<string, unknown>).sdkMcpServers, ["calc"]);
+  const mcp = (id: string, message: Record<string, unknown>) =>
+    cli.emit({
+      type: "control_request",
+      request_id: id,
+      request: {
+        subtype: "mcp_message",
+        server_name: "calc",
+        message: { jsonrpc: "2.0", ...message },
+      },
+    });
+  mcp("m0", {
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {} },
+  });
+  mcp("m1", { method: "notifications/initialized" });
+  mcp("m2", { id: 1, method: "tools/list" });
+  mcp("m3", { id: 2, method: "tools/call", params: { name: "add", arguments: { a: 2, b: 3 } } });
+  mcp("m4", { id: 3, method: "tools/call", params: { name: "add", arguments: { a: "x" } } });
+  const reply = async (id: string) =>
+    ((await replyTo(cli, id)).response as { mcp_response: Record<string, unknown> }).mcp_response;
+  assert.equal(
+    (await reply("m0") as { result: { serverInfo: { name: string } } }).result.serverInfo.name,
+    "calc",
+  );
+  await reply("m1");
+  const list = await reply("m2") as { result: { tools: { name: string }[] } };
+  assert.deepEqual(list.result.tools.map((t) => t.name), ["add"]);
+  assert.deepEqual((await reply("m3") as { result: unknown }).result, {
+    content: [{ type: "text", text: "5" }],
+  });
+  const invalid = await reply("m4") as {
+    result: { isError: boolean; content: { text: string }[] };
+  };
+  assert.equal(invalid.result.isError, true, "schema violations reach the model as tool errors");
+  assert.match(invalid.result.content[0]!.text, /\/a|\/b|required/);
+  assert.deepEqual(calls, [{ a: 2, b: 3 }], "the handler never saw the invalid input");
+});

@@ -1,0 +1,283 @@
+// This module is browser compatible.
+/**
+ * Tools of an in-process (SDK) MCP server: a name, a description, a JSON
+ * Schema for the input and a handler that runs in the host process when the
+ * model calls `mcp__<server>__<tool>`.
+ *
+ * @module
+ */
+
+import { isRecord } from "../protocol/guards.ts";
+
+/** A JSON Schema (object form), as used for tool inputs. */
+export type JsonSchema = Record<string, unknown>;
+
+/** The JSON Schema of a tool's input: MCP requires an object schema. */
+export interface ToolInputSchema {
+  /** Always `"object"`. */
+  type: "object";
+  /** The input's properties, by name. */
+  properties?: Record<string, JsonSchema | boolean>;
+  /** The property names that must be present. */
+  required?: string[];
+  /** Whether (or how) properties not listed in `properties` are allowed. */
+  additionalProperties?: boolean | JsonSchema;
+  /** Any other JSON Schema keyword. */
+  [keyword: string]: unknown;
+}
+
+/** Text for the model. */
+export interface TextContent {
+  type: "text";
+  /** The text. */
+  text: string;
+  /** MCP content annotations (audience, priority). */
+  annotations?: Record<string, unknown>;
+  /** Extra metadata. */
+  _meta?: Record<string, unknown>;
+}
+
+/** An image, base64-encoded. */
+export interface ImageContent {
+  type: "image";
+  /** The base64-encoded bytes. */
+  data: string;
+  /** For example `"image/png"`. */
+  mimeType: string;
+  /** MCP content annotations. */
+  annotations?: Record<string, unknown>;
+  /** Extra metadata. */
+  _meta?: Record<string, unknown>;
+}
+
+/** Audio, base64-encoded. */
+export interface AudioContent {
+  type: "audio";
+  /** The base64-encoded bytes. */
+  data: string;
+  /** For example `"audio/wav"`. */
+  mimeType: string;
+  /** MCP content annotations. */
+  annotations?: Record<string, unknown>;
+  /** Extra metadata. */
+  _meta?: Record<string, unknown>;
+}
+
+/** A link to a resource (the CLI shows the model `[Resource link: <name>] <uri>`). */
+export interface ResourceLinkContent {
+  type: "resource_link";
+  /** The resource's URI. */
+  uri: string;
+  /** The resource's name. */
+  name: string;
+  /** A human-readable title. */
+  title?: string;
+  /** What the resource is. */
+  description?: string;
+  /** Its media type. */
+  mimeType?: string;
+  /** MCP content annotations. */
+  annotations?: Record<string, unknown>;
+  /** Extra metadata. */
+  _meta?: Record<string, unknown>;
+}
+
+/** A resource embedded in the result, as text or base64 bytes. */
+export interface EmbeddedResourceContent {
+  type: "resource";
+  /** The resource. */
+  resource:
+    | { uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> }
+    | { uri: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> };
+  /** MCP content annotations. */
+  annotations?: Record<string, unknown>;
+  /** Extra metadata. */
+  _meta?: Record<string, unknown>;
+}
+
+/** One block of a tool result. */
+export type McpContent =
+  | TextContent
+  | ImageContent
+  | AudioContent
+  | ResourceLinkContent
+  | EmbeddedResourceContent;
+
+/**
+ * What a tool returns (MCP `CallToolResult`).
+ *
+ * Claude Code 2.1.332 shows the model `JSON.stringify(structuredContent)`
+ * INSTEAD of `content` when `structuredContent` is present; without it the
+ * model sees the content blocks.
+ */
+export interface ToolResult {
+  /** The result's blocks. */
+  content: McpContent[];
+  /** Whether the tool failed: the model sees the content as an error. */
+  isError?: boolean;
+  /** A JSON object with the result, for clients that read structured output. */
+  structuredContent?: Record<string, unknown>;
+  /** Extra metadata. */
+  _meta?: Record<string, unknown>;
+}
+
+/** What a tool handler gets besides its input. */
+export interface ToolContext {
+  /**
+   * Aborted when the CLI cancels the call (an interrupt sends MCP
+   * `notifications/cancelled`) or when the host stops serving (session
+   * closed). Pass it on to `fetch` and the like.
+   */
+  readonly signal: AbortSignal;
+  /** The `tool_use` block id of the call, when the CLI sent one. */
+  readonly toolUseId?: string;
+}
+
+/**
+ * Runs a tool. A returned string is one text block. A throw or rejection
+ * becomes an error result (`isError: true`) whose text is the error's message.
+ */
+export type ToolHandler = (
+  input: Record<string, unknown>,
+  context: ToolContext,
+) => ToolResult | string | Promise<ToolResult | string>;
+
+/** MCP tool annotations: hints for the client, not guarantees. */
+export interface ToolAnnotations {
+  /** A human-readable title. */
+  title?: string;
+  /** The tool does not change its environment. */
+  readOnlyHint?: boolean;
+  /** The tool may destroy or overwrite (meaningful when not read-only). */
+  destructiveHint?: boolean;
+  /** Calling it again with the same input has no further effect. */
+  idempotentHint?: boolean;
+  /** The tool reaches an open world (the web, say) rather than a closed domain. */
+  openWorldHint?: boolean;
+  /** Any other annotation. */
+  [hint: string]: unknown;
+}
+
+/** Options of {@linkcode tool}. */
+export interface ToolOptions {
+  /**
+   * Hints listed in `tools/list`. Claude Code 2.1.332 still asks for
+   * permission (`can_use_tool`) before a `readOnlyHint` tool runs.
+   */
+  annotations?: ToolAnnotations;
+}
+
+/** A tool of an in-process MCP server, made by {@linkcode tool}. */
+export interface SdkMcpTool {
+  /** The tool's name; the model calls it as `mcp__<server>__<name>`. */
+  readonly name: string;
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /** The JSON Schema that inputs are checked against before the handler runs. */
+  readonly inputSchema: Readonly<ToolInputSchema>;
+  /** Hints for the client, if any. */
+  readonly annotations: Readonly<ToolAnnotations> | undefined;
+  /** The code that runs the tool. */
+  readonly handler: ToolHandler;
+}
+
+/** What a tool name must look like (MCP and the Anthropic API agree on this set). */
+export const TOOL_NAME_PATTERN: RegExp = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Copies a JSON value, or throws a TypeError naming `what`. */
+export function copyJson<T>(value: T, what: string): T {
+  try {
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new TypeError("not JSON");
+    return JSON.parse(text) as T;
+  } catch (cause) {
+    throw new TypeError(`Cannot use ${what}: it is not JSON-serializable`, { cause });
+  }
+}
+
+/**
+ * Checks the parts of a tool and throws a TypeError for the first bad one.
+ *
+ * @param value A would-be tool.
+ * @returns Nothing; throws when the tool is not valid.
+ */
+export function assertTool(value: unknown): asserts value is SdkMcpTool {
+  if (!isRecord(value)) throw new TypeError("Cannot use the tool: expected an object from tool()");
+  const { name, description, inputSchema, handler, annotations } = value;
+  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
+    throw new TypeError(
+      `Cannot use the tool name ${
+        JSON.stringify(name)
+      }: it must be 1 to 64 letters, digits, "_" or "-"`,
+    );
+  }
+  if (typeof description !== "string") {
+    throw new TypeError(`Cannot use the tool ${name}: description must be a string`);
+  }
+  if (!isRecord(inputSchema) || inputSchema.type !== "object") {
+    throw new TypeError(
+      `Cannot use the tool ${name}: inputSchema must be a JSON Schema object with type "object"`,
+    );
+  }
+  if (typeof handler !== "function") {
+    throw new TypeError(`Cannot use the tool ${name}: handler must be a function`);
+  }
+  if (annotations !== undefined && !isRecord(annotations)) {
+    throw new TypeError(`Cannot use the tool ${name}: annotations must be an object`);
+  }
+}
+
+/**
+ * Defines a tool for {@linkcode mcpServer}.
+ *
+ * The input is checked against `inputSchema` before `handler` runs (the CLI
+ * does not check it): a mismatch is returned to the model as an error result
+ * listing the problems, so it can correct its call. `$ref` is not resolved
+ * (a referenced subschema accepts anything).
+ *
+ * @param name The tool's name: 1 to 64 letters, digits, `_` or `-`. The model
+ * sees it as `mcp__<server>__<name>`.
+ * @param description What the tool does, for the model.
+ * @param inputSchema A JSON Schema object (`type: "object"`) for the input; it
+ * is copied.
+ * @param handler Runs the tool; returns a {@linkcode ToolResult} or a string.
+ * @param options `annotations` (hints such as `readOnlyHint`).
+ * @returns The tool, frozen.
+ * @throws {TypeError} When a part is invalid (name, schema, handler).
+ *
+ * @example A tool that adds two numbers
+ * ```ts
+ * import { tool } from "@duplex/claude";
+ * import assert from "node:assert/strict";
+ *
+ * const add = tool(
+ *   "add",
+ *   "Adds two numbers",
+ *   { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+ *   ({ a, b }) => `${Number(a) + Number(b)}`,
+ *   { annotations: { readOnlyHint: true } },
+ * );
+ * assert.equal(add.name, "add");
+ * ```
+ */
+export function tool(
+  name: string,
+  description: string,
+  inputSchema: ToolInputSchema,
+  handler: ToolHandler,
+  options: ToolOptions = {},
+): SdkMcpTool {
+  const candidate = {
+    name,
+    description,
+    inputSchema,
+    handler,
+    annotations: options.annotations,
+  };
+  assertTool(candidate);
+  const schema = Object.freeze(copyJson(inputSchema, `the input schema of tool ${name}`));
+  const annotations = options.annotations === undefined
+    ? undefined
+    : Object.freeze(copyJson(options.annotations, `the annotations of tool ${name}`));
+  return Object.freeze({ name, description, inputSchema: schema, annotations, handler });
+}
