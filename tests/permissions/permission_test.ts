@@ -19,27 +19,35 @@ Deno.test("checkDecision() accepts the three decisions", { permissions: "none" }
   });
 });
 
-Deno.test("checkDecision() rejects bad shapes with a reason", { permissions: "none" }, async (t) => {
-  const bad: [string, unknown, RegExp][] = [
-    ["undefined", undefined, /expected a decision object, got undefined/],
-    ["null", null, /got null/],
-    ["a string", "allow", /got "allow"/],
-    ["an array", [], /got an array/],
-    ["unknown behavior", { behavior: "maybe" }, /behavior must be/],
-    ["no behavior", {}, /behavior must be/],
-    ["non-object updatedInput", { behavior: "allow", updatedInput: "x" }, /updatedInput/],
-    ["bad updatedPermissions", { behavior: "allow", updatedPermissions: [1] }, /updatedPermissions/],
-    ["non-string message", { behavior: "deny", message: 5 }, /message must be a string/],
-    ["non-boolean interrupt", { behavior: "deny", message: "m", interrupt: "yes" }, /interrupt/],
-  ];
-  for (const [name, value, reason] of bad) {
-    await t.step(name, () => {
-      const check = checkDecision(value);
-      assert.equal(check.ok, false);
-      assert.match(check.ok ? "" : check.reason, reason);
-    });
-  }
-});
+Deno.test(
+  "checkDecision() rejects bad shapes with a reason",
+  { permissions: "none" },
+  async (t) => {
+    const bad: [string, unknown, RegExp][] = [
+      ["undefined", undefined, /expected a decision object, got undefined/],
+      ["null", null, /got null/],
+      ["a string", "allow", /got "allow"/],
+      ["an array", [], /got an array/],
+      ["unknown behavior", { behavior: "maybe" }, /behavior must be/],
+      ["no behavior", {}, /behavior must be/],
+      ["non-object updatedInput", { behavior: "allow", updatedInput: "x" }, /updatedInput/],
+      [
+        "bad updatedPermissions",
+        { behavior: "allow", updatedPermissions: [1] },
+        /updatedPermissions/,
+      ],
+      ["non-string message", { behavior: "deny", message: 5 }, /message must be a string/],
+      ["non-boolean interrupt", { behavior: "deny", message: "m", interrupt: "yes" }, /interrupt/],
+    ];
+    for (const [name, value, reason] of bad) {
+      await t.step(name, () => {
+        const check = checkDecision(value);
+        assert.equal(check.ok, false);
+        assert.match(check.ok ? "" : check.reason, reason);
+      });
+    }
+  },
+);
 
 Deno.test("decisionPayload() always sends updatedInput on allow", { permissions: "none" }, () => {
   const request = { input: { command: "ls" }, toolUseId: "toolu_1" };
@@ -71,11 +79,14 @@ Deno.test("decisionPayload() always sends updatedInput on allow", { permissions:
       toolUseID: "toolu_1",
     },
   );
-  assert.deepEqual(decisionPayload(deny("no", { interrupt: true }), { input: {}, toolUseId: undefined }), {
-    behavior: "deny",
-    message: "no",
-    interrupt: true,
-  });
+  assert.deepEqual(
+    decisionPayload(deny("no", { interrupt: true }), { input: {}, toolUseId: undefined }),
+    {
+      behavior: "deny",
+      message: "no",
+      interrupt: true,
+    },
+  );
 });
 
 Deno.test("permissionRequestFrom() reads the CLI's fields and tolerates junk", {
