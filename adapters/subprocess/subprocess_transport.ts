@@ -5,6 +5,7 @@
  * @module
  */
 
+import { MARKER_VARIABLE, signalMarkedSync, sweepMarked } from "./_marked_processes.ts";
 import { describeExit, DuplexError, excerptOf, type TransportExit } from "../../src/errors.ts";
 import type {
   Transport,
@@ -353,6 +354,7 @@ class SubprocessTransport implements Transport, HostExitMember {
   #writeFailure: unknown = undefined;
   #closing: Promise<TransportExit> | undefined;
   #mayKill = true;
+  readonly #marker: string;
 
   static async open(
     options: SubprocessOptions,
@@ -361,7 +363,8 @@ class SubprocessTransport implements Transport, HostExitMember {
     signal: AbortSignal | undefined,
   ): Promise<SubprocessTransport> {
     signal?.throwIfAborted();
-    const env = childEnv(options);
+    const marker = crypto.randomUUID();
+    const env = { ...childEnv(options), [MARKER_VARIABLE]: marker };
     const lookup: ResolveBinaryOptions = {};
     if (options.binary !== undefined) Object.assign(lookup, { binary: options.binary });
     if (options.env !== undefined) Object.assign(lookup, { env: options.env });
@@ -388,7 +391,12 @@ class SubprocessTransport implements Transport, HostExitMember {
         options.cwd === undefined ? undefined : String(options.cwd),
       );
     }
-    const transport = new SubprocessTransport(child, describeCommand(program, args), lifecycle);
+    const transport = new SubprocessTransport(
+      child,
+      describeCommand(program, args),
+      lifecycle,
+      marker,
+    );
     if (signal?.aborted) {
       transport.#closing ??= transport.#shutdown(false);
       await transport.#closing;
@@ -397,7 +405,13 @@ class SubprocessTransport implements Transport, HostExitMember {
     return transport;
   }
 
-  constructor(child: Deno.ChildProcess, description: string, lifecycle: Lifecycle) {
+  constructor(
+    child: Deno.ChildProcess,
+    description: string,
+    lifecycle: Lifecycle,
+    marker: string,
+  ) {
+    this.#marker = marker;
     this.#child = child;
     this.#pid = child.pid;
     this.#lifecycle = lifecycle;
@@ -567,6 +581,10 @@ class SubprocessTransport implements Transport, HostExitMember {
       if (groupLeft) this.#signalGroup("SIGKILL");
     }
     await this.#status;
+    // Whatever the CLI started and left behind (double-forked, reparented, own session).
+    if (this.#mayKill) {
+      await sweepMarked(this.#marker, Math.min(terminateGraceMs, MAX_DESCENDANT_GRACE_MS));
+    }
     return await this.closed;
   }
 
@@ -582,6 +600,7 @@ class SubprocessTransport implements Transport, HostExitMember {
     for (const record of this.#descendants.values()) {
       if (isAliveSync(record)) this.#signalDescendant(record, signal);
     }
+    if (this.#mayKill) signalMarkedSync(this.#marker, signal);
   }
 
   #tearDownInput(): void {
