@@ -1,4 +1,5 @@
 // This module is browser compatible.
+// deno-lint-ignore-file camelcase -- field names are the wire protocol's
 /**
  * Hooks as functions: the CLI calls back into the host at points of its loop
  * (before a tool runs, after it ran, when a prompt is submitted, when the

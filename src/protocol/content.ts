@@ -1,4 +1,5 @@
 // This module is browser compatible.
+// deno-lint-ignore-file camelcase -- field names are the wire protocol's
 /**
  * Messages-API content blocks, as the CLI carries them inside `assistant` and
  * `user` frames and as `send` accepts them.

@@ -1,4 +1,5 @@
 // This module is browser compatible.
+// deno-lint-ignore-file camelcase -- field names are the wire protocol's
 /**
  * Control protocol envelopes, in both directions, and the payloads the
  * library reads or writes.

@@ -1,4 +1,5 @@
 // This module is browser compatible.
+// deno-lint-ignore-file camelcase -- field names are the wire protocol's
 /**
  * Every host-to-CLI control request subtype the CLI (2.1.332) knows, with
  * the fields it takes and the reply it documents. `session.request(subtype,

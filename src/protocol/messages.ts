@@ -1,4 +1,5 @@
 // This module is browser compatible.
+// deno-lint-ignore-file camelcase -- field names are the wire protocol's
 /**
  * The frames the CLI writes on stdout, as a discriminated union on `type`.
  *

@@ -52,7 +52,6 @@ export class ControlChannel {
     }
     const requestId = `${this.#prefix}${++this.#counter}`;
     const { promise, resolve, reject } = Promise.withResolvers<Record<string, unknown>>();
-    let timer: ReturnType<typeof setTimeout> | undefined;
     const withdraw = (reason: unknown): void => {
       if (!this.#pending.delete(requestId)) return;
       this.#write({ type: "control_cancel_request", request_id: requestId }).catch(() => {});
@@ -76,7 +75,7 @@ export class ControlChannel {
     };
     this.#pending.set(requestId, entry);
     signal?.addEventListener("abort", onAbort, { once: true });
-    timer = setTimeout(() =>
+    const timer = setTimeout(() =>
       withdraw(
         new DuplexError(
           "timeout",

@@ -311,6 +311,7 @@ export class DuplexSession implements AsyncDisposable {
     const servers = options.mcpServers ?? [];
     this.#inbound.set("mcp_message", (requestId, request) => {
       const message = {
+        // deno-lint-ignore camelcase
         server_name: typeof request.server_name === "string" ? request.server_name : "",
         message: request.message,
       };

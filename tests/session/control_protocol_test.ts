@@ -1,3 +1,4 @@
+// deno-lint-ignore-file camelcase -- field names are the wire protocol's
 import assert from "node:assert/strict";
 import { DuplexSession, type HookInputs, isDuplexError, type SessionInfo } from "../../mod.ts";
 import { loadTranscript, replay } from "../../src/testing/mod.ts";
@@ -233,8 +234,8 @@ Deno.test("elicitation: declined by default, answered by a handler", async () =>
     });
   }
   {
-    // deno-lint-ignore no-explicit-any
     const { cli, session } = await scripted({ echo: false }, {
+      // deno-lint-ignore no-explicit-any
       onElicitation: () => ({ action: "maybe" }) as any,
     });
     await using _ = session;
@@ -384,7 +385,10 @@ Deno.test("in-process MCP tools: registered in initialize, answered on mcp_messa
     ],
   });
   const cli = new ScriptedCli();
-  await using session = await DuplexSession.start({ transport: cli.transport, mcpServers: [calc] });
+  await using _session = await DuplexSession.start({
+    transport: cli.transport,
+    mcpServers: [calc],
+  });
   const init = await cli.nextWrite("control_request:initialize");
   assert.deepEqual((init.request as Record<string, unknown>).sdkMcpServers, ["calc"]);
   const mcp = (id: string, message: Record<string, unknown>) =>

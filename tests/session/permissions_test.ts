@@ -170,8 +170,8 @@ Deno.test("respondToPermission: defer is an error, unknown ids are a no-op", asy
     (e) => isDuplexError(e, "cannot_defer_again") && e.requestId === "perm-1",
   );
   assert.equal(await session.respondToPermission("no-such-id", allow()), false);
-  // deno-lint-ignore no-explicit-any
   await assert.rejects(
+    // deno-lint-ignore no-explicit-any
     session.respondToPermission("perm-1", { behavior: "sure" } as any),
     TypeError,
   );

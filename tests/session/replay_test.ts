@@ -83,7 +83,7 @@ Deno.test("replay 03: allow, then allow with a rewritten input", async () => {
     const second = await session.send("again please [[tool:bash]]");
     assert.match(JSON.stringify(second.events), /rewritten-by-host/);
   }, {
-    onPermission: (request) =>
+    onPermission: () =>
       ++calls === 1
         ? allow()
         : allow({ command: "echo rewritten-by-host", description: "rewritten" }),

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { DuplexError, Subscription } from "../../mod.ts";
+import { DuplexError } from "../../mod.ts";
 import { Broadcast } from "../../src/subscriptions/_broadcast.ts";
 
 type Ev = { type: "n"; n: number } | { type: "lagged"; count: number };
