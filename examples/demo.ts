@@ -26,18 +26,21 @@ import {
   userToolResultFrame,
 } from "../src/testing/mod.ts";
 
-const log = (line: string): void => void Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));
+const log = (line: string): void =>
+  void Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));
 
 // A stand-in CLI: plain prompts are echoed with streaming deltas; "[[tool]]" asks to run Bash;
 // "[[stall]]" streams a little and then hangs until interrupted.
 const cli = new ScriptedCli({ sessionId: "demo-session" });
 let cost = 0;
 const result = (text: string, uuid: unknown) =>
-  resultFrame({ text, totalCostUsd: (cost += 0.0003), userMessageUuid: String(uuid) });
+  resultFrame({ text, totalCostUsd: cost += 0.0003, userMessageUuid: String(uuid) });
 
 cli.on((f) => f.type === "user" && JSON.stringify(f).includes("[[tool]]"), (frame, c) => {
   c.emit(initFrame({ sessionId: "demo-session" }));
-  c.emit(assistantToolUseFrame({ id: "toolu_demo", name: "Bash", input: { command: "rm -rf build" } }));
+  c.emit(
+    assistantToolUseFrame({ id: "toolu_demo", name: "Bash", input: { command: "rm -rf build" } }),
+  );
   c.emit(canUseToolRequest({
     requestId: "perm-demo-1",
     toolName: "Bash",
@@ -54,15 +57,25 @@ cli.on((f) => f.type === "user" && JSON.stringify(f).includes("[[tool]]"), (fram
 });
 cli.on((f) => f.type === "user" && JSON.stringify(f).includes("[[ask a person]]"), (frame, c) => {
   c.emit(initFrame({ sessionId: "demo-session" }));
-  c.emit(canUseToolRequest({ requestId: "perm-demo-2", toolName: "Write", input: { file_path: "notes.md" } }));
+  c.emit(
+    canUseToolRequest({
+      requestId: "perm-demo-2",
+      toolName: "Write",
+      input: { file_path: "notes.md" },
+    }),
+  );
   c.nextWrite("control_response", { timeoutMs: 60_000 }).then((answer) => {
     const decision = (answer.response as { response: { behavior: string } }).response;
-    c.emit(result(`Write was ${decision.behavior === "allow" ? "allowed" : "denied"}.`, frame.uuid));
+    c.emit(
+      result(`Write was ${decision.behavior === "allow" ? "allowed" : "denied"}.`, frame.uuid),
+    );
   });
 });
 cli.on((f) => f.type === "user" && JSON.stringify(f).includes("[[stall]]"), (frame, c) => {
   c.emit(initFrame({ sessionId: "demo-session" }));
-  c.emit(...streamTextDeltaFrames("Thinking very hard about", { messageId: "msg_stall" }).slice(0, 4));
+  c.emit(
+    ...streamTextDeltaFrames("Thinking very hard about", { messageId: "msg_stall" }).slice(0, 4),
+  );
   c.nextWrite("control_request:interrupt").then((req) => {
     c.emit({
       type: "control_response",

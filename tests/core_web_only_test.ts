@@ -15,7 +15,7 @@ async function* sourceFiles(dir: URL): AsyncGenerator<URL> {
   }
 }
 
-Deno.test("src/ and mod.ts use no Deno API", { permissions: { read: true } }, async () => {
+Deno.test("src/ and mod.ts use no Deno API", { permissions: { read: ["."] } }, async () => {
   const offenders: string[] = [];
   const files = [new URL("mod.ts", root)];
   for await (const file of sourceFiles(new URL("src/", root))) files.push(file);
@@ -33,7 +33,7 @@ Deno.test("src/ and mod.ts use no Deno API", { permissions: { read: true } }, as
 });
 
 Deno.test("core files declare that they are browser compatible", {
-  permissions: { read: true },
+  permissions: { read: ["."] },
 }, async () => {
   const missing: string[] = [];
   for await (const file of sourceFiles(new URL("src/", root))) {

@@ -59,7 +59,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
 
 Deno.test({
   name: "FrameDecoder yields the frames of a real transcript however its bytes are chunked",
-  permissions: { read: true },
+  permissions: { read: ["."] },
   async fn() {
     const url = new URL("../fixtures/transcripts/06-partial-messages.ndjson", import.meta.url);
     const frames = (await Deno.readTextFile(url))

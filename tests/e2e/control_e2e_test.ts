@@ -23,7 +23,7 @@ import {
   tool,
 } from "../../mod.ts";
 import { subprocess } from "../../adapters/subprocess/mod.ts";
-import { e2eTest, processAlive, withSandbox } from "./_harness.ts";
+import { e2eTest, processAlive, waitUntil, withSandbox } from "./_harness.ts";
 import type { FakeApi, FakeApiRequest } from "./fake_api.ts";
 
 /** Bound on every turn: a hung turn fails its step (interrupted) instead of hanging the suite. */
@@ -75,12 +75,14 @@ e2eTest(
       /** What the PreToolUse hook answers: nothing (`undefined`), or this output. */
       let preToolUse: HookOutput | undefined;
       const preToolUseInputs: Record<string, unknown>[] = [];
+      const preToolUseIds: (string | undefined)[] = [];
       /** The context the UserPromptSubmit hook adds, when set. */
       let context: string | undefined;
       const promptsSubmitted: string[] = [];
       /** Permission asks and MCP handler runs, in order. */
       const order: string[] = [];
       const handled: Record<string, unknown>[] = [];
+      const handledIds: (string | undefined)[] = [];
 
       const add = tool(
         "add",
@@ -90,8 +92,9 @@ e2eTest(
           properties: { a: { type: "number" }, b: { type: "number" } },
           required: ["a", "b"],
         },
-        (input) => {
+        (input, { toolUseId }) => {
           handled.push(input);
+          handledIds.push(toolUseId);
           order.push("handler");
           return `sum=${Number(input.a) + Number(input.b)}`;
         },
@@ -110,8 +113,9 @@ e2eTest(
         hooks: {
           PreToolUse: [{
             matcher: "Bash",
-            run: (input) => {
+            run: (input, { toolUseId }) => {
               preToolUseInputs.push(input);
+              preToolUseIds.push(toolUseId);
               return preToolUse;
             },
           }],
@@ -120,7 +124,10 @@ e2eTest(
               promptsSubmitted.push(input.prompt);
               if (context === undefined) return;
               return {
-                hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: context },
+                hookSpecificOutput: {
+                  hookEventName: "UserPromptSubmit",
+                  additionalContext: context,
+                },
               };
             },
           }],
@@ -173,6 +180,7 @@ e2eTest(
         };
         asked.length = 0;
         preToolUseInputs.length = 0;
+        preToolUseIds.length = 0;
         const command = "touch hook-allowed.txt && echo hook-allowed-ran";
         const turn = await session.send(`[[tool:bash:${command}]]`, TURN);
         assert.equal(turn.result.text, "Tool said: hook-allowed-ran");
@@ -188,32 +196,43 @@ e2eTest(
           r.toolResults.some((x) => x.content === "hook-allowed-ran")
         );
         assert.equal(followUp.toolResults[0]?.isError, false);
+        // The hook's context names the tool use the model asked for.
+        assert.equal(preToolUseIds[0], followUp.toolResults[0]?.toolUseId);
+        assert.equal(preToolUseInputs[0]?.tool_use_id, preToolUseIds[0]);
       });
 
-      await t.step("a PreToolUse hook that denies: no run, the reason reaches the model", async () => {
-        const reason = "Blocked by the e2e PreToolUse hook: no touching";
-        preToolUse = {
-          hookSpecificOutput: {
-            hookEventName: "PreToolUse",
-            permissionDecision: "deny",
-            permissionDecisionReason: reason,
-          },
-        };
-        asked.length = 0;
-        preToolUseInputs.length = 0;
-        const turn = await session.send("[[tool:bash:touch hook-denied.txt && echo denied]]", TURN);
-        assert.equal(turn.result.isError, false);
-        assert.ok(turn.result.text.startsWith("Tool failed: "), turn.result.text);
-        assert.ok(turn.result.text.includes(reason), turn.result.text);
-        assert.ok(!(await exists(`${work}/hook-denied.txt`)), "the tool did not run");
-        assert.equal(asked.length, 0, "onPermission was not called");
-        assert.equal(preToolUseInputs.length, 1);
-        const followUp = await api.waitForRequest((r) =>
-          r.toolResults.some((x) => x.content.includes(reason))
-        );
-        assert.equal(followUp.toolResults[0]?.isError, true);
-        preToolUse = undefined;
-      });
+      await t.step(
+        "a PreToolUse hook that denies: no run, the reason reaches the model",
+        async () => {
+          const reason = "Blocked by the e2e PreToolUse hook: no touching";
+          preToolUse = {
+            hookSpecificOutput: {
+              hookEventName: "PreToolUse",
+              permissionDecision: "deny",
+              permissionDecisionReason: reason,
+            },
+          };
+          asked.length = 0;
+          preToolUseInputs.length = 0;
+          const turn = await session.send(
+            "[[tool:bash:touch hook-denied.txt && echo denied]]",
+            TURN,
+          );
+          assert.equal(turn.result.isError, false);
+          // 2.1.332 prefixes the reason: "PreToolUse:Bash hook error: <reason>".
+          assert.ok(turn.result.text.startsWith("Tool failed: "), turn.result.text);
+          assert.ok(turn.result.text.includes(reason), turn.result.text);
+          assert.ok(!(await exists(`${work}/hook-denied.txt`)), "the tool did not run");
+          assert.deepEqual(turn.result.permissionDenials.map((d) => d.tool_name), ["Bash"]);
+          assert.equal(asked.length, 0, "onPermission was not called");
+          assert.equal(preToolUseInputs.length, 1);
+          const followUp = await api.waitForRequest((r) =>
+            r.toolResults.some((x) => x.content.includes(reason))
+          );
+          assert.equal(followUp.toolResults[0]?.isError, true);
+          preToolUse = undefined;
+        },
+      );
 
       await t.step("a UserPromptSubmit hook adds context for the model", async () => {
         const marker = `MARKER-CONTEXT-${crypto.randomUUID()}`;
@@ -221,7 +240,7 @@ e2eTest(
         promptsSubmitted.length = 0;
         try {
           const turn = await session.send("prompt with added context", TURN);
-          assert.equal(turn.result.isError, false);
+          assert.equal(turn.result.text, "Echo: prompt with added context");
         } finally {
           context = undefined;
         }
@@ -240,74 +259,89 @@ e2eTest(
         );
       });
 
-      await t.step("an in-process MCP tool: asked first, run, its result reaches the model", async () => {
-        decide = (request) =>
-          request.toolName === MCP_TOOL ? allow() : deny("Only the MCP tool is allowed here");
-        asked.length = 0;
-        order.length = 0;
-        handled.length = 0;
-        const turn = await session.send(`[[tool:${MCP_TOOL}:{"a":2,"b":40}]]`, TURN);
-        assert.equal(turn.result.text, "Tool said: sum=42");
-        assert.equal(turn.result.isError, false);
-        assert.deepEqual(handled, [{ a: 2, b: 40 }]);
-        assert.deepEqual(order, [`permission:${MCP_TOOL}`, "handler"]);
-        assert.equal(asked[0]?.toolName, MCP_TOOL);
-        assert.deepEqual(asked[0]?.input, { a: 2, b: 40 });
-        assert.equal(permissionRequests(turn.events).length, 1);
-        const followUp = await api.waitForRequest((r) =>
-          r.toolResults.some((x) => x.content === "sum=42")
-        );
-        assert.equal(followUp.toolResults[0]?.isError, false);
-      });
+      await t.step(
+        "an in-process MCP tool: asked first, run, its result reaches the model",
+        async () => {
+          decide = (request) =>
+            request.toolName === MCP_TOOL ? allow() : deny("Only the MCP tool is allowed here");
+          asked.length = 0;
+          order.length = 0;
+          handled.length = 0;
+          handledIds.length = 0;
+          const turn = await session.send(`[[tool:${MCP_TOOL}:{"a":2,"b":40}]]`, TURN);
+          assert.equal(turn.result.text, "Tool said: sum=42");
+          assert.equal(turn.result.isError, false);
+          assert.deepEqual(handled, [{ a: 2, b: 40 }]);
+          assert.deepEqual(order, [`permission:${MCP_TOOL}`, "handler"]);
+          assert.equal(asked[0]?.toolName, MCP_TOOL);
+          assert.deepEqual(asked[0]?.input, { a: 2, b: 40 });
+          assert.equal(permissionRequests(turn.events).length, 1);
+          const followUp = await api.waitForRequest((r) =>
+            r.toolResults.some((x) => x.content === "sum=42")
+          );
+          assert.equal(followUp.toolResults[0]?.isError, false);
+          assert.equal(handledIds[0], followUp.toolResults[0]?.toolUseId);
+          assert.equal(asked[0]?.toolUseId, handledIds[0]);
+        },
+      );
 
-      await t.step("an MCP call with schema-invalid input: an error result, no handler run", async () => {
-        asked.length = 0;
-        handled.length = 0;
-        const turn = await session.send(`[[tool:${MCP_TOOL}:{"a":"two"}]]`, TURN);
-        assert.equal(turn.result.isError, false);
-        assert.ok(turn.result.text.startsWith("Tool failed: "), turn.result.text);
-        assert.ok(turn.result.text.includes("Invalid input for tool add"), turn.result.text);
-        assert.deepEqual(handled, [], "the handler did not run");
-        const followUp = await api.waitForRequest((r) =>
-          r.toolResults.some((x) => x.content.includes("Invalid input for tool add"))
-        );
-        const result = followUp.toolResults[0];
-        assert.equal(result?.isError, true);
-        assert.ok(result?.content.includes("/b: is required but missing"), result?.content);
-        assert.ok(result?.content.includes("/a: expected number, got string"), result?.content);
-        decide = () => deny("No decision was scripted for this step");
-      });
+      await t.step(
+        "an MCP call with schema-invalid input: an error result, no handler run",
+        async () => {
+          asked.length = 0;
+          handled.length = 0;
+          const turn = await session.send(`[[tool:${MCP_TOOL}:{"a":"two"}]]`, TURN);
+          assert.equal(turn.result.isError, false);
+          assert.ok(turn.result.text.startsWith("Tool failed: "), turn.result.text);
+          assert.ok(turn.result.text.includes("Invalid input for tool add"), turn.result.text);
+          assert.deepEqual(handled, [], "the handler did not run");
+          assert.equal(asked.length, 1, "the call was asked for, like a valid one");
+          const followUp = await api.waitForRequest((r) =>
+            r.toolResults.some((x) => x.content.includes("Invalid input for tool add"))
+          );
+          const result = followUp.toolResults[0];
+          assert.equal(result?.isError, true);
+          assert.ok(result?.content.includes("/b: is required but missing"), result?.content);
+          assert.ok(result?.content.includes("/a: expected number, got string"), result?.content);
+          decide = () => deny("No decision was scripted for this step");
+        },
+      );
 
-      await t.step("setPermissionMode: acceptEdits writes unasked, default asks again", async () => {
-        asked.length = 0;
-        assert.equal(await session.setPermissionMode("acceptEdits", CONTROL), "acceptEdits");
-        const accepted = `${work}/accepted.txt`;
-        const first = await session.send(`[[tool:write:${accepted}:written in acceptEdits]]`, TURN);
-        assert.equal(first.result.isError, false);
-        assert.ok(first.result.text.startsWith("Tool said: "), first.result.text);
-        assert.equal(await Deno.readTextFile(accepted), "written in acceptEdits");
-        assert.equal(asked.length, 0, "onPermission was not called");
-        assert.equal(permissionRequests(first.events).length, 0);
+      await t.step(
+        "setPermissionMode: acceptEdits writes unasked, default asks again",
+        async () => {
+          asked.length = 0;
+          assert.equal(await session.setPermissionMode("acceptEdits", CONTROL), "acceptEdits");
+          const accepted = `${work}/accepted.txt`;
+          const first = await session.send(
+            `[[tool:write:${accepted}:written in acceptEdits]]`,
+            TURN,
+          );
+          assert.equal(first.result.isError, false);
+          assert.ok(first.result.text.startsWith("Tool said: File created"), first.result.text);
+          assert.equal(await Deno.readTextFile(accepted), "written in acceptEdits");
+          assert.equal(asked.length, 0, "onPermission was not called");
+          assert.equal(permissionRequests(first.events).length, 0);
 
-        assert.equal(await session.setPermissionMode("default", CONTROL), "default");
-        decide = () => deny("Not in default mode");
-        const refused = `${work}/refused.txt`;
-        const second = await session.send(`[[tool:write:${refused}:written in default]]`, TURN);
-        assert.equal(second.result.text, "Tool failed: Not in default mode");
-        assert.equal(asked.length, 1, "the Write asked again");
-        assert.equal(asked[0]?.toolName, "Write");
-        assert.equal(asked[0]?.input.file_path, refused);
-        assert.ok(!(await exists(refused)));
-        await api.waitForRequest((r) =>
-          r.toolResults.some((x) => x.isError && x.content === "Not in default mode")
-        );
-        decide = () => deny("No decision was scripted for this step");
-      });
+          assert.equal(await session.setPermissionMode("default", CONTROL), "default");
+          decide = () => deny("Not in default mode");
+          const refused = `${work}/refused.txt`;
+          const second = await session.send(`[[tool:write:${refused}:written in default]]`, TURN);
+          assert.equal(second.result.text, "Tool failed: Not in default mode");
+          assert.equal(asked.length, 1, "the Write asked again");
+          assert.equal(asked[0]?.toolName, "Write");
+          assert.equal(asked[0]?.input.file_path, refused);
+          assert.ok(!(await exists(refused)));
+          await api.waitForRequest((r) =>
+            r.toolResults.some((x) => x.isError && x.content === "Not in default mode")
+          );
+          decide = () => deny("No decision was scripted for this step");
+        },
+      );
 
       await t.step("setModel: the next request uses it; null goes back", async () => {
-        const before = await requestFor(api, "hello with a custom prompt");
-        const defaultModel = before.model;
-        assert.ok(defaultModel, "the first request named a model");
+        const defaultModel = api.messageRequests.at(-1)?.model;
+        assert.ok(defaultModel, "the requests so far named a model");
 
         const resolved = await session.setModel("sonnet", CONTROL);
         assert.ok(resolved !== undefined && /sonnet/.test(resolved), `resolved: ${resolved}`);
@@ -315,7 +349,7 @@ e2eTest(
         await session.send("which model now", TURN);
         assert.equal((await requestFor(api, "which model now")).model, resolved);
 
-        await session.setModel(null, CONTROL);
+        assert.equal(await session.setModel(null, CONTROL), defaultModel);
         await session.send("back to the default model", TURN);
         assert.equal((await requestFor(api, "back to the default model")).model, defaultModel);
       });
@@ -325,6 +359,8 @@ e2eTest(
         const calc = servers.find((s) => s.name === SERVER);
         assert.ok(calc, `servers: ${JSON.stringify(servers)}`);
         assert.equal(calc.status, "connected");
+        // What our server answered to the CLI's MCP `initialize`.
+        assert.deepEqual(calc.serverInfo, { name: SERVER, version: "1.0.0" });
 
         const usage = await session.contextUsage(CONTROL);
         assert.ok(typeof usage === "object" && usage !== null);
@@ -345,6 +381,12 @@ e2eTest(
         const turn = await session.send("still alive after the unknown request", TURN);
         assert.equal(turn.result.text, "Echo: still alive after the unknown request");
         assert.equal(session.pid, pid);
+      });
+
+      await t.step("close ends the CLI", async () => {
+        const status = await session.close();
+        assert.equal(status.state, "completed");
+        await waitUntil(async () => !(await processAlive(pid)), "the CLI process gone", 5_000);
       });
     });
   },
