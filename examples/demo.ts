@@ -14,7 +14,7 @@
  * @module
  */
 
-import { DuplexSession, type PermissionRequest, type SessionEvent } from "../mod.ts";
+import { DuplexSession, type PermissionRequest, type SessionEvent } from "@duplex/claude";
 import {
   assistantTextFrame,
   assistantToolUseFrame,
@@ -24,7 +24,7 @@ import {
   ScriptedCli,
   streamTextDeltaFrames,
   userToolResultFrame,
-} from "../src/testing/mod.ts";
+} from "@duplex/claude/testing";
 
 const log = (line: string): void =>
   void Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));

@@ -3,7 +3,9 @@ import { subprocess } from "@duplex/claude/subprocess";
 
 const clock = mcpServer({
   name: "clock",
-  tools: [tool("now", "The current time (ISO 8601)", { type: "object" }, () => new Date().toISOString())],
+  tools: [
+    tool("now", "The current time (ISO 8601)", { type: "object" }, () => new Date().toISOString()),
+  ],
 });
 
 await using session = await DuplexSession.start({
@@ -12,7 +14,9 @@ await using session = await DuplexSession.start({
   agents: { reviewer: { description: "Reviews diffs", prompt: "You review code." } },
   mcpServers: [clock], // its tools run in this process: mcp__clock__now
   onPermission: (req) =>
-    req.toolName === "mcp__clock__now" ? { behavior: "allow" } : { behavior: "deny", message: "No" },
+    req.toolName === "mcp__clock__now"
+      ? { behavior: "allow" }
+      : { behavior: "deny", message: "No" },
   hooks: {
     PreToolUse: [{
       matcher: "Bash",

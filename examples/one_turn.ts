@@ -4,7 +4,9 @@ import { subprocess } from "@duplex/claude/subprocess";
 await using session = await DuplexSession.start({
   transport: subprocess({ cwd: Deno.cwd(), model: "sonnet" }),
   onPermission: (req) =>
-    req.toolName === "Read" ? { behavior: "allow" } : { behavior: "deny", message: "Read-only here" },
+    req.toolName === "Read"
+      ? { behavior: "allow" }
+      : { behavior: "deny", message: "Read-only here" },
 });
 
 const turn = await session.send("Summarise README.md in one line.");
