@@ -9,175 +9,34 @@
 import { FrameDecoder } from "../codec/frame_decoder.ts";
 import { encodeLine } from "../codec/ndjson_encode_stream.ts";
 import { describeExit, DuplexError, type TransportExit } from "../errors.ts";
-import type {
-  FinalPermissionDecision,
-  PermissionHandler,
-  PermissionRequest,
-} from "../permissions/permission.ts";
+import type { FinalPermissionDecision, PermissionRequest } from "../permissions/permission.ts";
 import type { UserContent } from "../protocol/content.ts";
-import type { CanUseToolRequest, ControlRequestBody, PermissionMode } from "../protocol/control.ts";
+import type { PermissionMode } from "../protocol/control.ts";
 import type {
-  AgentDefinition,
   ControlRequestMap,
   ControlSubtype,
   McpServerStatus,
 } from "../protocol/control_requests.ts";
-import { type HookCallback, type HooksOptions, registerHooks } from "../hooks/hooks.ts";
-import type { SdkMcpServer } from "../mcp/mcp_server.ts";
-import { answerMcpMessage, initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
-import { classifyFrame, isRecord, isSystemInit } from "../protocol/guards.ts";
+import { classifyFrame, isSystemInit } from "../protocol/guards.ts";
 import type { ResultFrame } from "../protocol/messages.ts";
 import { Broadcast } from "../subscriptions/_broadcast.ts";
-import type { Subscription, SubscriptionOptions } from "../subscriptions/subscription.ts";
-import type { Transport, TransportFactory, TransportInfo } from "../transport/transport.ts";
+import type { Subscription } from "../subscriptions/subscription.ts";
+import type { Transport, TransportInfo } from "../transport/transport.ts";
 import { ControlChannel, type ControlRequestOptions } from "./_control_channel.ts";
-import { InboundRequests } from "./_inbound.ts";
-import { denyAll, PermissionBroker } from "./_permission_broker.ts";
-import { elicitationFrom, type ElicitationHandler, elicitationPayload } from "./elicitation.ts";
-import { readSessionInfo, type SessionInfo } from "./session_info.ts";
+import { ControlRouter } from "./_control_router.ts";
+import { checkOptions, initializeFields, toContentBlocks } from "./_session_input.ts";
 import type { DiagnosticEvent, ExitStatus, SessionEvent } from "./events.ts";
+import { readSessionInfo, type SessionInfo } from "./session_info.ts";
 import { isUsable, type SessionState, transition } from "./session_state.ts";
-import { readTurnResult, type TurnResult } from "./turn_result.ts";
-
-/** Options of {@linkcode DuplexSession.start}. */
-export interface DuplexSessionOptions {
-  /** What carries the lines: a transport, or a factory that opens one (for example `subprocess()`). */
-  transport: Transport | TransportFactory;
-  /**
-   * Decides on tool permission requests. Sync or async; may return
-   * `{ behavior: "defer" }` and answer later with `respondToPermission`.
-   *
-   * @default {denies every request with a message saying no handler was set}
-   */
-  onPermission?: PermissionHandler;
-  /** Deny a permission request nobody decided on within this many milliseconds. By default requests wait (they can be answered minutes later). */
-  permissionTimeoutMs?: number;
-  /**
-   * The longest line accepted from the CLI, in bytes; longer lines are skipped and reported.
-   *
-   * @default {67108864}
-   */
-  maxLineBytes?: number;
-  /**
-   * How long a control request of ours waits for the CLI's answer.
-   *
-   * @default {60000}
-   */
-  controlTimeoutMs?: number;
-  /**
-   * After a turn is aborted or times out, how long to wait for the CLI to end
-   * it (after the interrupt) before giving up on it.
-   *
-   * @default {10000}
-   */
-  interruptGraceMs?: number;
-  /**
-   * What to do when the CLI does not even acknowledge the interrupt of an
-   * aborted or timed-out turn within `interruptGraceMs`: `"close"` the
-   * session (and so end the process), or `"keep"` it.
-   *
-   * @default {"close"}
-   */
-  onUnresponsive?: "close" | "keep";
-  /**
-   * A bound on `close()`, over the transport's own bounded shutdown.
-   *
-   * @default {30000}
-   */
-  closeTimeoutMs?: number;
-  /**
-   * Keep each turn's events in `turn.events`.
-   *
-   * @default {true}
-   */
-  collectTurnEvents?: boolean;
-  /** Aborts the start; aborting it after the start closes the session (an owner signal). */
-  signal?: AbortSignal;
-  /** Replaces the system prompt (sent in `initialize`). */
-  systemPrompt?: string | readonly string[];
-  /** Appended to the system prompt (sent in `initialize`). */
-  appendSystemPrompt?: string;
-  /** Sub-agents, by name (sent in `initialize`). */
-  agents?: Record<string, AgentDefinition>;
-  /** Hooks as functions, by event (registered in `initialize`, answered on `hook_callback`). */
-  hooks?: HooksOptions;
-  /**
-   * In-process MCP servers (made with `mcpServer()`): registered in
-   * `initialize`, their tools run in this process when the model calls
-   * `mcp__<server>__<tool>` (after the usual permission request).
-   */
-  mcpServers?: readonly SdkMcpServer[];
-  /** A JSON schema the final answer must follow (structured output; sent in `initialize`). */
-  jsonSchema?: Record<string, unknown>;
-  /**
-   * Send `initialize` even when no option above needs it (`true`), or add
-   * raw fields to it. It is written before the first user line without
-   * waiting for the reply; `session.initialized` resolves with the reply.
-   */
-  initialize?: boolean | Record<string, unknown>;
-  /**
-   * Answers MCP elicitation requests (a server asks the user for input).
-   *
-   * @default {declines every elicitation}
-   */
-  onElicitation?: ElicitationHandler;
-  /**
-   * Answers any other control request the CLI sends (for example
-   * `request_user_dialog`). Return the reply payload, or `undefined` to
-   * answer "unsupported". Throwing answers with the error.
-   */
-  onControlRequest?: (
-    subtype: string,
-    request: Readonly<Record<string, unknown>>,
-    context: { signal: AbortSignal },
-  ) => Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined>;
-}
-
-/** Options of {@linkcode DuplexSession.send}. */
-export interface SendOptions {
-  /** Aborting interrupts the turn in the CLI; `send` then rejects with `signal.reason`. */
-  signal?: AbortSignal;
-  /** Interrupts the turn after this many milliseconds; `send` then rejects with a `timeout` DuplexError. */
-  timeoutMs?: number;
-  /** The user line's uuid (default: a random one). Results are matched to turns by it. */
-  uuid?: string;
-  /** Keep this turn's events in `turn.events` (overrides the session option). */
-  collectEvents?: boolean;
-}
-
-/** Options of waits that take a bound. */
-export interface WaitOptions {
-  /** Stop waiting after this many milliseconds. */
-  timeoutMs?: number;
-  /** Stop waiting when aborted (rejects with the reason). */
-  signal?: AbortSignal;
-}
-
-/** Options of {@linkcode DuplexSession.subscribe}. */
-export interface SubscribeOptions extends SubscriptionOptions {
-  /** Start with the events of the turn in flight (up to `capacity`), for late subscribers. */
-  replayTurn?: boolean;
-}
-
-/** One finished turn. */
-export interface Turn {
-  /** The parsed `result`. */
-  readonly result: TurnResult;
-  /** Every event the session delivered during the turn, the result included (empty if not collected). */
-  readonly events: readonly SessionEvent[];
-  /** The uuid of the user line that started the turn. */
-  readonly uuid: string;
-}
-
-/** The CLI's acknowledgement of an interrupt. */
-export interface InterruptReceipt {
-  /** Queued user lines the CLI kept. */
-  readonly stillQueued: readonly string[];
-  /** Whether a turn of ours was running when the interrupt was sent. */
-  readonly turnWasRunning: boolean;
-  /** The CLI's reply payload. */
-  readonly raw: Record<string, unknown>;
-}
+import { readTurnResult } from "./turn_result.ts";
+import type {
+  DuplexSessionOptions,
+  InterruptReceipt,
+  SendOptions,
+  SubscribeOptions,
+  Turn,
+  WaitOptions,
+} from "./session_options.ts";
 
 interface ActiveTurn {
   readonly uuid: string;
@@ -188,8 +47,6 @@ interface ActiveTurn {
   aborted: { reason: unknown } | undefined;
   graceTimer: ReturnType<typeof setTimeout> | undefined;
 }
-
-type InboundHandler = (requestId: string, request: ControlRequestBody) => void;
 
 const START = Symbol("DuplexSession.start");
 const DRAIN_MS = 2_000;
@@ -220,10 +77,7 @@ export class DuplexSession implements AsyncDisposable {
   readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent);
   readonly #decoder: FrameDecoder;
   readonly #control: ControlChannel;
-  readonly #permissions: PermissionBroker;
-  readonly #inbound = new Map<string, InboundHandler>();
-  readonly #inboundRequests: InboundRequests;
-  readonly #hookCallbacks: ReadonlyMap<string, HookCallback>;
+  readonly #router: ControlRouter;
   #info: SessionInfo | undefined;
   #initialized: Promise<SessionInfo | undefined> = Promise.resolve(undefined);
   #initFailure: { error: unknown; reported: boolean } | undefined;
@@ -281,53 +135,9 @@ export class DuplexSession implements AsyncDisposable {
       (frame) => this.#write(frame),
       options.controlTimeoutMs ?? 60_000,
     );
-    this.#permissions = new PermissionBroker({
-      handler: options.onPermission ?? denyAll,
-      reply: (requestId, payload) =>
-        this.#write({
-          type: "control_response",
-          response: { subtype: "success", request_id: requestId, response: payload },
-        }),
+    this.#router = new ControlRouter(options, {
+      write: (frame) => this.#write(frame),
       publish: (event) => this.#publish(event),
-      timeoutMs: options.permissionTimeoutMs,
-    });
-    this.#inbound.set("can_use_tool", (requestId, request) => {
-      this.#permissions.handle(requestId, request as CanUseToolRequest);
-    });
-    this.#inboundRequests = new InboundRequests((requestId, outcome) =>
-      this.#write({
-        type: "control_response",
-        response: outcome.ok
-          ? { subtype: "success", request_id: requestId, response: outcome.payload }
-          : { subtype: "error", request_id: requestId, error: outcome.error },
-      })
-    );
-    const hooks = registerHooks(options.hooks ?? {});
-    this.#hookCallbacks = hooks.callbacks;
-    this.#inbound.set(
-      "hook_callback",
-      (requestId, request) => this.#onHookCallback(requestId, request),
-    );
-    const servers = options.mcpServers ?? [];
-    this.#inbound.set("mcp_message", (requestId, request) => {
-      const message = {
-        // deno-lint-ignore camelcase
-        server_name: typeof request.server_name === "string" ? request.server_name : "",
-        message: request.message,
-      };
-      this.#inboundRequests.serve(requestId, async (signal) => ({
-        ...await answerMcpMessage(servers, message, signal),
-      }));
-    });
-    this.#inbound.set("elicitation", (requestId, request) => {
-      const handler = options.onElicitation;
-      this.#inboundRequests.serve(
-        requestId,
-        async (signal) =>
-          handler
-            ? elicitationPayload(await handler(elicitationFrom(request), { signal }))
-            : { action: "decline" },
-      );
     });
     this.#readDone = this.#readLoop();
     if (transport.stderr) this.#stderrLoop(transport.stderr);
@@ -343,7 +153,7 @@ export class DuplexSession implements AsyncDisposable {
       owner.addEventListener("abort", this.#ownerAbort, { once: true });
     }
     transport.closed.then((exit) => this.#onTransportClosed(exit));
-    const init = initializeFields(options, hooks.initialize);
+    const init = initializeFields(options, this.#router.hooks);
     if (init) this.#sendInitialize(init);
   }
 
@@ -397,7 +207,7 @@ export class DuplexSession implements AsyncDisposable {
 
   /** The permission requests waiting for a decision (deferred ones included), oldest first. */
   get pendingPermissions(): readonly PermissionRequest[] {
-    return this.#permissions.pending();
+    return this.#router.permissions.pending();
   }
 
   /**
@@ -638,7 +448,7 @@ export class DuplexSession implements AsyncDisposable {
    */
   respondToPermission(requestId: string, decision: FinalPermissionDecision): Promise<boolean> {
     try {
-      return Promise.resolve(this.#permissions.respond(requestId, decision));
+      return Promise.resolve(this.#router.permissions.respond(requestId, decision));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -679,7 +489,7 @@ export class DuplexSession implements AsyncDisposable {
     if (this.#closing) return this.#closing;
     if (this.#status.state !== "running") return this.#closing = Promise.resolve(this.#status);
     this.#state = transition(this.#state, "close");
-    this.#permissions.abortAll("The session is closing");
+    this.#router.abortAll("The session is closing");
     const bound = this.#options.closeTimeoutMs ?? 30_000;
     this.#closing = (async () => {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -733,12 +543,9 @@ export class DuplexSession implements AsyncDisposable {
   #onFrame(raw: Record<string, unknown>): void {
     const frame = classifyFrame(raw);
     switch (frame.type) {
-      case "control_request": {
-        const handler = this.#inbound.get(frame.request.subtype);
-        if (handler) handler(frame.request_id, frame.request);
-        else this.#onOtherRequest(frame.request_id, frame.request);
+      case "control_request":
+        this.#router.handle(frame.request_id, frame.request);
         return;
-      }
       case "control_response":
         if (!this.#control.settle(frame)) {
           this.#publish({
@@ -750,9 +557,7 @@ export class DuplexSession implements AsyncDisposable {
         }
         return;
       case "control_cancel_request":
-        if (!this.#permissions.cancel(frame.request_id)) {
-          this.#inboundRequests.cancel(frame.request_id);
-        }
+        this.#router.cancel(frame.request_id);
         return;
       case "keep_alive":
         return;
@@ -861,52 +666,6 @@ export class DuplexSession implements AsyncDisposable {
     this.#initialized = pending;
   }
 
-  #onHookCallback(requestId: string, request: ControlRequestBody): void {
-    const id = typeof request.callback_id === "string" ? request.callback_id : "";
-    const callback = this.#hookCallbacks.get(id);
-    this.#inboundRequests.serve(requestId, async (signal) => {
-      if (!callback) {
-        throw new Error(`No hook is registered with callback id ${JSON.stringify(id)}`);
-      }
-      const input = isRecord(request.input) ? request.input : {};
-      const toolUseId = typeof request.tool_use_id === "string" ? request.tool_use_id : undefined;
-      // deno-lint-ignore no-explicit-any
-      const output: unknown = await callback(input as any, { signal, toolUseId });
-      if (output === undefined || output === null) return {};
-      if (!isRecord(output)) {
-        throw new TypeError(`Hook ${id} returned ${typeof output}, not an object`);
-      }
-      return output;
-    });
-  }
-
-  #onOtherRequest(requestId: string, request: ControlRequestBody): void {
-    const handler = this.#options.onControlRequest;
-    if (!handler) {
-      this.#replyUnsupported(requestId, request.subtype);
-      return;
-    }
-    this.#inboundRequests.serve(requestId, async (signal) => {
-      const reply = await handler(request.subtype, request, { signal });
-      if (reply === undefined) {
-        throw new Error(`Unsupported control request subtype: ${request.subtype}`);
-      }
-      return reply;
-    });
-  }
-
-  #replyUnsupported(requestId: string, subtype: string): void {
-    this.#write({
-      type: "control_response",
-      response: {
-        subtype: "error",
-        request_id: requestId,
-        error: `Unsupported control request subtype: ${subtype}`,
-        error_code: "unsupported_request",
-      },
-    }).catch(() => {});
-  }
-
   async #readLoop(): Promise<void> {
     const reader = this.#transport.readable.getReader();
     try {
@@ -963,35 +722,13 @@ export class DuplexSession implements AsyncDisposable {
       : { state: "failed", code: exit.code, signal: exit.signal, error, exit };
     this.#control.failAll(error);
     if (this.#turn) this.#settleTurn(this.#turn, { error });
-    this.#permissions.abortAll("The session ended");
-    this.#inboundRequests.abortAll("The session ended");
+    this.#router.abortAll("The session ended");
     clearInterval(this.#keepAlive);
     if (this.#ownerAbort) this.#options.signal?.removeEventListener("abort", this.#ownerAbort);
     this.#publish({ type: "exit", status: this.#status });
     this.#broadcast.close();
     this.#exit.resolve(this.#status);
   }
-}
-
-function initializeFields(
-  options: DuplexSessionOptions,
-  hooks: Record<string, unknown>,
-): Record<string, unknown> | undefined {
-  const fields: Record<string, unknown> = {};
-  if (Object.keys(hooks).length > 0) fields.hooks = hooks;
-  if (options.systemPrompt !== undefined) {
-    fields.systemPrompt = typeof options.systemPrompt === "string"
-      ? [options.systemPrompt]
-      : [...options.systemPrompt];
-  }
-  if (options.appendSystemPrompt !== undefined) {
-    fields.appendSystemPrompt = options.appendSystemPrompt;
-  }
-  if (options.agents !== undefined) fields.agents = options.agents;
-  if (options.jsonSchema !== undefined) fields.jsonSchema = options.jsonSchema;
-  if (options.mcpServers?.length) Object.assign(fields, initializeFieldsFor(options.mcpServers));
-  if (isRecord(options.initialize)) Object.assign(fields, options.initialize);
-  return Object.keys(fields).length > 0 || options.initialize === true ? fields : undefined;
 }
 
 function laggedEvent(count: number): SessionEvent {
@@ -1003,83 +740,11 @@ function streamError(what: string, error: unknown): DiagnosticEvent {
   return { type: "diagnostic", kind: "stream_error", message: `${what}: ${reason}` };
 }
 
-function toContentBlocks(content: UserContent): unknown[] {
-  if (typeof content === "string") {
-    if (content.length === 0) throw new TypeError("Cannot send a turn: the text is empty");
-    return [{ type: "text", text: content }];
-  }
-  if (!Array.isArray(content) || content.length === 0) {
-    throw new TypeError(
-      "Cannot send a turn: content must be a non-empty string or a non-empty array of content blocks",
-    );
-  }
-  for (const block of content) {
-    if (!isRecord(block) || typeof block.type !== "string") {
-      throw new TypeError(
-        "Cannot send a turn: every content block must be an object with a string `type`",
-      );
-    }
-  }
-  return [...content];
-}
-
-function checkOptions(options: DuplexSessionOptions): void {
-  if (!isRecord(options) || options.transport === undefined) {
-    throw new TypeError("Cannot start a session: options.transport is required");
-  }
-  for (const key of ["onPermission", "onElicitation", "onControlRequest"] as const) {
-    if (options[key] !== undefined && typeof options[key] !== "function") {
-      throw new TypeError(`Cannot start a session: ${key} must be a function`);
-    }
-  }
-  if (
-    options.onUnresponsive !== undefined && options.onUnresponsive !== "close" &&
-    options.onUnresponsive !== "keep"
-  ) {
-    throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
-  }
-  if (options.hooks !== undefined) registerHooks(options.hooks); // throws a TypeError naming the bad entry
-  if (options.mcpServers !== undefined) {
-    const names = new Set<string>();
-    for (const server of options.mcpServers) {
-      if (
-        !isRecord(server) || typeof server.handle !== "function" || typeof server.name !== "string"
-      ) {
-        throw new TypeError(
-          "Cannot start a session: mcpServers must hold servers made with mcpServer()",
-        );
-      }
-      if (names.has(server.name)) {
-        throw new TypeError(`Cannot start a session: two MCP servers are named ${server.name}`);
-      }
-      names.add(server.name);
-    }
-  }
-  const prompt = options.systemPrompt;
-  if (
-    prompt !== undefined && typeof prompt !== "string" &&
-    !(Array.isArray(prompt) && prompt.every((part) => typeof part === "string"))
-  ) {
-    throw new TypeError(
-      "Cannot start a session: systemPrompt must be a string or an array of strings",
-    );
-  }
-  for (
-    const key of [
-      "permissionTimeoutMs",
-      "maxLineBytes",
-      "controlTimeoutMs",
-      "interruptGraceMs",
-      "closeTimeoutMs",
-    ] as const
-  ) {
-    const value = options[key];
-    if (value !== undefined && !(typeof value === "number" && value > 0)) {
-      throw new RangeError(
-        `Cannot start a session: ${key} must be a positive number, got ${value}`,
-      );
-    }
-  }
-}
-
-export type { FinalPermissionDecision };
+export type {
+  DuplexSessionOptions,
+  InterruptReceipt,
+  SendOptions,
+  SubscribeOptions,
+  Turn,
+  WaitOptions,
+};

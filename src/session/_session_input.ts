@@ -1,0 +1,111 @@
+// This module is browser compatible.
+/* Checks of what callers pass to a session, and the initialize request built from its options. */
+
+import { registerHooks } from "../hooks/hooks.ts";
+import { initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
+import type { UserContent } from "../protocol/content.ts";
+import { isRecord } from "../protocol/guards.ts";
+import type { DuplexSessionOptions } from "./session_options.ts";
+
+/** The fields of `initialize` the options ask for, or `undefined` when none is needed. */
+export function initializeFields(
+  options: DuplexSessionOptions,
+  hooks: Record<string, unknown>,
+): Record<string, unknown> | undefined {
+  const fields: Record<string, unknown> = {};
+  if (Object.keys(hooks).length > 0) fields.hooks = hooks;
+  if (options.systemPrompt !== undefined) {
+    fields.systemPrompt = typeof options.systemPrompt === "string"
+      ? [options.systemPrompt]
+      : [...options.systemPrompt];
+  }
+  if (options.appendSystemPrompt !== undefined) {
+    fields.appendSystemPrompt = options.appendSystemPrompt;
+  }
+  if (options.agents !== undefined) fields.agents = options.agents;
+  if (options.jsonSchema !== undefined) fields.jsonSchema = options.jsonSchema;
+  if (options.mcpServers?.length) Object.assign(fields, initializeFieldsFor(options.mcpServers));
+  if (isRecord(options.initialize)) Object.assign(fields, options.initialize);
+  return Object.keys(fields).length > 0 || options.initialize === true ? fields : undefined;
+}
+
+/** The content blocks of a user turn; throws a TypeError for anything else. */
+export function toContentBlocks(content: UserContent): unknown[] {
+  if (typeof content === "string") {
+    if (content.length === 0) throw new TypeError("Cannot send a turn: the text is empty");
+    return [{ type: "text", text: content }];
+  }
+  if (!Array.isArray(content) || content.length === 0) {
+    throw new TypeError(
+      "Cannot send a turn: content must be a non-empty string or a non-empty array of content blocks",
+    );
+  }
+  for (const block of content) {
+    if (!isRecord(block) || typeof block.type !== "string") {
+      throw new TypeError(
+        "Cannot send a turn: every content block must be an object with a string `type`",
+      );
+    }
+  }
+  return [...content];
+}
+
+/** Validates start options before any transport opens. */
+export function checkOptions(options: DuplexSessionOptions): void {
+  if (!isRecord(options) || options.transport === undefined) {
+    throw new TypeError("Cannot start a session: options.transport is required");
+  }
+  for (const key of ["onPermission", "onElicitation", "onControlRequest"] as const) {
+    if (options[key] !== undefined && typeof options[key] !== "function") {
+      throw new TypeError(`Cannot start a session: ${key} must be a function`);
+    }
+  }
+  if (
+    options.onUnresponsive !== undefined && options.onUnresponsive !== "close" &&
+    options.onUnresponsive !== "keep"
+  ) {
+    throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
+  }
+  if (options.hooks !== undefined) registerHooks(options.hooks); // throws a TypeError naming the bad entry
+  if (options.mcpServers !== undefined) {
+    const names = new Set<string>();
+    for (const server of options.mcpServers) {
+      if (
+        !isRecord(server) || typeof server.handle !== "function" || typeof server.name !== "string"
+      ) {
+        throw new TypeError(
+          "Cannot start a session: mcpServers must hold servers made with mcpServer()",
+        );
+      }
+      if (names.has(server.name)) {
+        throw new TypeError(`Cannot start a session: two MCP servers are named ${server.name}`);
+      }
+      names.add(server.name);
+    }
+  }
+  const prompt = options.systemPrompt;
+  if (
+    prompt !== undefined && typeof prompt !== "string" &&
+    !(Array.isArray(prompt) && prompt.every((part) => typeof part === "string"))
+  ) {
+    throw new TypeError(
+      "Cannot start a session: systemPrompt must be a string or an array of strings",
+    );
+  }
+  for (
+    const key of [
+      "permissionTimeoutMs",
+      "maxLineBytes",
+      "controlTimeoutMs",
+      "interruptGraceMs",
+      "closeTimeoutMs",
+    ] as const
+  ) {
+    const value = options[key];
+    if (value !== undefined && !(typeof value === "number" && value > 0)) {
+      throw new RangeError(
+        `Cannot start a session: ${key} must be a positive number, got ${value}`,
+      );
+    }
+  }
+}

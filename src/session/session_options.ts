@@ -1,0 +1,160 @@
+// This module is browser compatible.
+/**
+ * The options and results of {@linkcode DuplexSession}'s methods.
+ *
+ * @module
+ */
+
+import type { HooksOptions } from "../hooks/hooks.ts";
+import type { SdkMcpServer } from "../mcp/mcp_server.ts";
+import type { PermissionHandler } from "../permissions/permission.ts";
+import type { AgentDefinition } from "../protocol/control_requests.ts";
+import type { SubscriptionOptions } from "../subscriptions/subscription.ts";
+import type { Transport, TransportFactory } from "../transport/transport.ts";
+import type { ElicitationHandler } from "./elicitation.ts";
+import type { SessionEvent } from "./events.ts";
+import type { TurnResult } from "./turn_result.ts";
+
+/* For links in the docs. */
+import type { DuplexSession } from "./duplex_session.ts";
+export type { DuplexSession };
+
+/** Options of {@linkcode DuplexSession.start}. */
+export interface DuplexSessionOptions {
+  /** What carries the lines: a transport, or a factory that opens one (for example `subprocess()`). */
+  transport: Transport | TransportFactory;
+  /**
+   * Decides on tool permission requests. Sync or async; may return
+   * `{ behavior: "defer" }` and answer later with `respondToPermission`.
+   *
+   * @default {denies every request with a message saying no handler was set}
+   */
+  onPermission?: PermissionHandler;
+  /** Deny a permission request nobody decided on within this many milliseconds. By default requests wait (they can be answered minutes later). */
+  permissionTimeoutMs?: number;
+  /**
+   * The longest line accepted from the CLI, in bytes; longer lines are skipped and reported.
+   *
+   * @default {67108864}
+   */
+  maxLineBytes?: number;
+  /**
+   * How long a control request of ours waits for the CLI's answer.
+   *
+   * @default {60000}
+   */
+  controlTimeoutMs?: number;
+  /**
+   * After a turn is aborted or times out, how long to wait for the CLI to end
+   * it (after the interrupt) before giving up on it.
+   *
+   * @default {10000}
+   */
+  interruptGraceMs?: number;
+  /**
+   * What to do when the CLI does not even acknowledge the interrupt of an
+   * aborted or timed-out turn within `interruptGraceMs`: `"close"` the
+   * session (and so end the process), or `"keep"` it.
+   *
+   * @default {"close"}
+   */
+  onUnresponsive?: "close" | "keep";
+  /**
+   * A bound on `close()`, over the transport's own bounded shutdown.
+   *
+   * @default {30000}
+   */
+  closeTimeoutMs?: number;
+  /**
+   * Keep each turn's events in `turn.events`.
+   *
+   * @default {true}
+   */
+  collectTurnEvents?: boolean;
+  /** Aborts the start; aborting it after the start closes the session (an owner signal). */
+  signal?: AbortSignal;
+  /** Replaces the system prompt (sent in `initialize`). */
+  systemPrompt?: string | readonly string[];
+  /** Appended to the system prompt (sent in `initialize`). */
+  appendSystemPrompt?: string;
+  /** Sub-agents, by name (sent in `initialize`). */
+  agents?: Record<string, AgentDefinition>;
+  /** Hooks as functions, by event (registered in `initialize`, answered on `hook_callback`). */
+  hooks?: HooksOptions;
+  /**
+   * In-process MCP servers (made with `mcpServer()`): registered in
+   * `initialize`, their tools run in this process when the model calls
+   * `mcp__<server>__<tool>` (after the usual permission request).
+   */
+  mcpServers?: readonly SdkMcpServer[];
+  /** A JSON schema the final answer must follow (structured output; sent in `initialize`). */
+  jsonSchema?: Record<string, unknown>;
+  /**
+   * Send `initialize` even when no option above needs it (`true`), or add
+   * raw fields to it. It is written before the first user line without
+   * waiting for the reply; `session.initialized` resolves with the reply.
+   */
+  initialize?: boolean | Record<string, unknown>;
+  /**
+   * Answers MCP elicitation requests (a server asks the user for input).
+   *
+   * @default {declines every elicitation}
+   */
+  onElicitation?: ElicitationHandler;
+  /**
+   * Answers any other control request the CLI sends (for example
+   * `request_user_dialog`). Return the reply payload, or `undefined` to
+   * answer "unsupported". Throwing answers with the error.
+   */
+  onControlRequest?: (
+    subtype: string,
+    request: Readonly<Record<string, unknown>>,
+    context: { signal: AbortSignal },
+  ) => Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined>;
+}
+
+/** Options of {@linkcode DuplexSession.send}. */
+export interface SendOptions {
+  /** Aborting interrupts the turn in the CLI; `send` then rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** Interrupts the turn after this many milliseconds; `send` then rejects with a `timeout` DuplexError. */
+  timeoutMs?: number;
+  /** The user line's uuid (default: a random one). Results are matched to turns by it. */
+  uuid?: string;
+  /** Keep this turn's events in `turn.events` (overrides the session option). */
+  collectEvents?: boolean;
+}
+
+/** Options of waits that take a bound. */
+export interface WaitOptions {
+  /** Stop waiting after this many milliseconds. */
+  timeoutMs?: number;
+  /** Stop waiting when aborted (rejects with the reason). */
+  signal?: AbortSignal;
+}
+
+/** Options of {@linkcode DuplexSession.subscribe}. */
+export interface SubscribeOptions extends SubscriptionOptions {
+  /** Start with the events of the turn in flight (up to `capacity`), for late subscribers. */
+  replayTurn?: boolean;
+}
+
+/** One finished turn. */
+export interface Turn {
+  /** The parsed `result`. */
+  readonly result: TurnResult;
+  /** Every event the session delivered during the turn, the result included (empty if not collected). */
+  readonly events: readonly SessionEvent[];
+  /** The uuid of the user line that started the turn. */
+  readonly uuid: string;
+}
+
+/** The CLI's acknowledgement of an interrupt. */
+export interface InterruptReceipt {
+  /** Queued user lines the CLI kept. */
+  readonly stillQueued: readonly string[];
+  /** Whether a turn of ours was running when the interrupt was sent. */
+  readonly turnWasRunning: boolean;
+  /** The CLI's reply payload. */
+  readonly raw: Record<string, unknown>;
+}
