@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- examples print what they do
 import { DuplexSession, mcpServer, tool } from "@duplex/claude";
 import { subprocess } from "@duplex/claude/subprocess";
 
