@@ -154,11 +154,17 @@ export function checkDecision(value: unknown): DecisionCheck {
         if (!isRecord(value.updatedInput)) {
           return { ok: false, reason: `allow.updatedInput must be an object` };
         }
+        if (!encodable(value.updatedInput)) {
+          return { ok: false, reason: `allow.updatedInput cannot be encoded as JSON` };
+        }
         decision.updatedInput = value.updatedInput;
       }
       if (value.updatedPermissions !== undefined) {
         if (!Array.isArray(value.updatedPermissions) || !value.updatedPermissions.every(isRecord)) {
           return { ok: false, reason: `allow.updatedPermissions must be an array of objects` };
+        }
+        if (!encodable(value.updatedPermissions)) {
+          return { ok: false, reason: `allow.updatedPermissions cannot be encoded as JSON` };
         }
         decision.updatedPermissions = value.updatedPermissions as PermissionUpdate[];
       }
@@ -229,6 +235,15 @@ export function permissionRequestFrom(
     receivedAt: Date.now(),
     raw: body,
   };
+}
+
+function encodable(value: unknown): boolean {
+  try {
+    JSON.stringify(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function str(value: unknown): string | undefined {

@@ -37,6 +37,10 @@ export class InboundRequests {
     };
     Promise.resolve()
       .then(() => handler(controller.signal))
+      .then((payload) => {
+        JSON.stringify(payload); // a payload JSON cannot carry becomes an error reply
+        return payload;
+      })
       .then(
         (payload) => settle({ ok: true, payload }),
         (error) =>

@@ -145,6 +145,14 @@ export class PermissionBroker {
     if (this.#entries.get(requestId) !== entry) return;
     this.#entries.delete(requestId);
     clearTimeout(entry.timer);
+    if (source !== "handler") {
+      // Answered by someone else (a person, the timeout): a handler still running can stop.
+      entry.controller.abort(
+        new DuplexError("aborted", `The permission request was answered (${source})`, {
+          requestId,
+        }),
+      );
+    }
     this.#options.reply(requestId, decisionPayload(decision, entry.request)).catch(() => {
       /* the transport is gone; its end is reported by the session */
     });

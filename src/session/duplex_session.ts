@@ -84,6 +84,8 @@ export class DuplexSession implements AsyncDisposable {
   readonly #options: DuplexSessionOptions;
   readonly #exit = Promise.withResolvers<ExitStatus>();
   readonly #readDone: Promise<void>;
+  readonly #stderrDone: Promise<void>;
+  readonly #readers = new Set<ReadableStreamDefaultReader<unknown>>();
   #state: SessionState = "ready";
   #status: ExitStatus = { state: "running" };
   #sessionId: string | undefined;
@@ -140,7 +142,7 @@ export class DuplexSession implements AsyncDisposable {
       publish: (event) => this.#publish(event),
     });
     this.#readDone = this.#readLoop();
-    if (transport.stderr) this.#stderrLoop(transport.stderr);
+    this.#stderrDone = transport.stderr ? this.#stderrLoop(transport.stderr) : Promise.resolve();
     const interval = transport.info.keepAliveIntervalMs;
     if (interval !== undefined && interval > 0) {
       this.#keepAlive = setInterval(() => {
@@ -532,7 +534,13 @@ export class DuplexSession implements AsyncDisposable {
   }
 
   #write(frame: Record<string, unknown>): Promise<void> {
-    return this.#transport.write(encodeLine(frame));
+    let line: string;
+    try {
+      line = encodeLine(frame);
+    } catch (error) {
+      return Promise.reject(error); // a BigInt, a cycle…: a rejection the caller settles, never a throw
+    }
+    return this.#transport.write(line);
   }
 
   #publish(event: SessionEvent): void {
@@ -568,6 +576,19 @@ export class DuplexSession implements AsyncDisposable {
         this.#publish(frame);
         this.#onResult(frame);
         return;
+      case "unknown":
+        if (frame.frameType === "control_request" && typeof frame.frame.request_id === "string") {
+          // A request we cannot read still gets an answer: the CLI must never wait on us.
+          this.#write({
+            type: "control_response",
+            response: {
+              subtype: "error",
+              request_id: frame.frame.request_id,
+              error: "Malformed control request: expected request.subtype",
+            },
+          }).catch(() => {});
+        }
+        break;
     }
     this.#publish(frame);
   }
@@ -668,6 +689,7 @@ export class DuplexSession implements AsyncDisposable {
 
   async #readLoop(): Promise<void> {
     const reader = this.#transport.readable.getReader();
+    this.#readers.add(reader);
     try {
       for (;;) {
         const { value, done } = await reader.read();
@@ -682,26 +704,39 @@ export class DuplexSession implements AsyncDisposable {
       } catch (error) {
         this.#publish(streamError("Handling the CLI's last line failed", error));
       }
+      this.#readers.delete(reader);
       reader.releaseLock();
     }
   }
 
   async #stderrLoop(stderr: ReadableStream<string>): Promise<void> {
+    const reader = stderr.getReader();
+    this.#readers.add(reader);
     try {
-      for await (const line of stderr) this.#publish({ type: "stderr", line });
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        this.#publish({ type: "stderr", line: value });
+      }
     } catch (error) {
       this.#publish(streamError("The CLI's stderr stream failed", error));
+    } finally {
+      this.#readers.delete(reader);
+      reader.releaseLock();
     }
   }
 
   async #onTransportClosed(exit: TransportExit): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    // The peer ended: deliver what it wrote before (stdout and stderr), for a bounded time.
     const drained = await Promise.race([
-      this.#readDone.then(() => true),
+      Promise.all([this.#readDone, this.#stderrDone]).then(() => true),
       new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), DRAIN_MS)),
     ]);
     clearTimeout(timer);
-    if (!drained) this.#transport.readable.cancel().catch(() => {});
+    if (!drained) {
+      for (const reader of this.#readers) reader.cancel().catch(() => {});
+    }
     this.#finish(exit);
   }
 

@@ -429,3 +429,12 @@ Deno.test("in-process MCP tools: registered in initialize, answered on mcp_messa
   assert.match(invalid.result.content[0]!.text, /\/a|\/b|required/);
   assert.deepEqual(calls, [{ a: 2, b: 3 }], "the handler never saw the invalid input");
 });
+
+Deno.test("a control_request without a subtype is still answered, with an error", async () => {
+  const { cli, session } = await scripted({ echo: false });
+  await using _ = session;
+  cli.emit({ type: "control_request", request_id: "bad-1", request: {} });
+  const reply = await replyTo(cli, "bad-1");
+  assert.equal(reply.subtype, "error");
+  assert.match(String(reply.error), /Malformed control request/);
+});
