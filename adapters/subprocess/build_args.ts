@@ -12,18 +12,9 @@
 
 import { DuplexError } from "../../src/errors.ts";
 
-/**
- * A permission mode of the CLI (`--permission-mode`). `"manual"` is the
- * CLI's newer name for `"default"`.
- */
-export type PermissionMode =
-  | "default"
-  | "acceptEdits"
-  | "bypassPermissions"
-  | "plan"
-  | "dontAsk"
-  | "auto"
-  | "manual";
+import type { PermissionMode } from "../../src/protocol/control.ts";
+
+export type { PermissionMode };
 
 /** An effort level of the CLI (`--effort`). */
 export type Effort = "low" | "medium" | "high" | "xhigh" | "max";

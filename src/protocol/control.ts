@@ -80,14 +80,15 @@ export type PermissionUpdateDestination =
   | "session"
   | "cliArg";
 
-/** A permission mode of the CLI. */
+/** A permission mode of the CLI. `"manual"` is the CLI's newer name for `"default"`. */
 export type PermissionMode =
   | "default"
   | "acceptEdits"
   | "bypassPermissions"
   | "plan"
   | "dontAsk"
-  | "auto";
+  | "auto"
+  | "manual";
 
 /** A rule naming a tool and, optionally, what it may be called with. */
 export interface PermissionRuleValue {

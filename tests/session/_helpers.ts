@@ -1,3 +1,4 @@
+import type { ScriptedCli as ScriptedCliType } from "../../src/testing/scripted_cli.ts";
 import {
   DuplexSession,
   type DuplexSessionOptions,
@@ -59,4 +60,18 @@ export function countListeners(signal: AbortSignal): () => number {
 /** Waits a macrotask or a few. */
 export function tick(ms = 0): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Waits for the session's control_response to the CLI's request `requestId`; returns its `response`. */
+export async function replyTo(
+  cli: ScriptedCliType,
+  requestId: string,
+): Promise<Record<string, unknown>> {
+  const frame = await cli.nextWrite(
+    (f) =>
+      f.type === "control_response" &&
+      (f.response as { request_id?: string }).request_id === requestId,
+    { timeoutMs: 2000 },
+  );
+  return frame.response as Record<string, unknown>;
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { countListeners } from "./_helpers.ts";
 import { DuplexError } from "../../mod.ts";
 import { ControlChannel } from "../../src/session/_control_channel.ts";
 
@@ -80,18 +81,8 @@ Deno.test("ControlChannel rejects with the signal's reason and leaves no listene
   permissions: "none",
 }, async () => {
   const controller = new AbortController();
-  let listeners = 0;
   const signal = controller.signal;
-  const add = signal.addEventListener.bind(signal);
-  const remove = signal.removeEventListener.bind(signal);
-  signal.addEventListener = ((...a: Parameters<typeof add>) => {
-    listeners++;
-    add(...a);
-  }) as typeof add;
-  signal.removeEventListener = ((...a: Parameters<typeof remove>) => {
-    listeners--;
-    remove(...a);
-  }) as typeof remove;
+  const listeners = countListeners(signal);
   const { ch: ch2, lastId } = channel();
   for (let i = 0; i < 100; i++) {
     const p = ch2.request("mcp_status", {}, { signal });
@@ -101,7 +92,7 @@ Deno.test("ControlChannel rejects with the signal's reason and leaves no listene
     });
     await p;
   }
-  assert.equal(listeners, 0);
+  assert.equal(listeners(), 0);
   const reason = new Error("stop");
   const p = ch2.request("mcp_status", {}, { signal });
   controller.abort(reason);

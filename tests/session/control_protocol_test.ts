@@ -4,7 +4,7 @@ import { DuplexSession, type HookInputs, isDuplexError, type SessionInfo } from 
 import { loadTranscript, replay } from "../../src/testing/mod.ts";
 import { controlCancel, controlError, controlSuccess } from "../../src/testing/frames.ts";
 import { ScriptedCli } from "../../src/testing/scripted_cli.ts";
-import { scripted, tick } from "./_helpers.ts";
+import { replyTo, scripted, tick } from "./_helpers.ts";
 
 function hookCall(requestId: string, callbackId: string, input: Record<string, unknown>) {
   return {
@@ -12,16 +12,6 @@ function hookCall(requestId: string, callbackId: string, input: Record<string, u
     request_id: requestId,
     request: { subtype: "hook_callback", callback_id: callbackId, input, tool_use_id: "toolu_1" },
   };
-}
-
-async function replyTo(cli: ScriptedCli, requestId: string) {
-  const frame = await cli.nextWrite(
-    (f) =>
-      f.type === "control_response" &&
-      (f.response as { request_id?: string }).request_id === requestId,
-    { timeoutMs: 2000 },
-  );
-  return frame.response as Record<string, unknown>;
 }
 
 Deno.test("initialize is sent first with the configured fields and its reply read", async () => {

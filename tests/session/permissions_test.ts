@@ -9,7 +9,7 @@ import {
 } from "../../mod.ts";
 import { canUseToolRequest, controlCancel } from "../../src/testing/frames.ts";
 import type { ScriptedCli } from "../../src/testing/scripted_cli.ts";
-import { eventsUntil, scripted, tick } from "./_helpers.ts";
+import { eventsUntil, replyTo, scripted, tick } from "./_helpers.ts";
 
 const INPUT = { command: "touch marker.txt", description: "Create a marker file" };
 
@@ -17,14 +17,8 @@ function ask(cli: ScriptedCli, requestId = "perm-1", input: Record<string, unkno
   cli.emit(canUseToolRequest({ requestId, toolName: "Bash", input, toolUseId: "toolu_1" }));
 }
 
-async function answerOf(cli: ScriptedCli, requestId = "perm-1"): Promise<Record<string, unknown>> {
-  const frame = await cli.nextWrite(
-    (f) =>
-      f.type === "control_response" &&
-      (f.response as { request_id?: string }).request_id === requestId,
-    { timeoutMs: 2000 },
-  );
-  return frame.response as Record<string, unknown>;
+function answerOf(cli: ScriptedCli, requestId = "perm-1"): Promise<Record<string, unknown>> {
+  return replyTo(cli, requestId);
 }
 
 async function withHandler(

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { countListeners } from "../session/_helpers.ts";
 import { DuplexError } from "../../mod.ts";
 import { Broadcast } from "../../src/subscriptions/_broadcast.ts";
 
@@ -120,20 +121,10 @@ Deno.test("Subscription ends when its signal aborts and leaves no listener", {
 }, async () => {
   const b = new Broadcast<Ev>(lagged);
   const controller = new AbortController();
-  let listeners = 0;
   const signal = controller.signal;
-  const add = signal.addEventListener.bind(signal);
-  const remove = signal.removeEventListener.bind(signal);
-  signal.addEventListener = ((...args: Parameters<typeof add>) => {
-    listeners++;
-    add(...args);
-  }) as typeof signal.addEventListener;
-  signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
-    listeners--;
-    remove(...args);
-  }) as typeof signal.removeEventListener;
+  const listeners = countListeners(signal);
   for (let i = 0; i < 50; i++) b.subscribe({ signal }).unsubscribe();
-  assert.equal(listeners, 0, "unsubscribe removed every abort listener");
+  assert.equal(listeners(), 0, "unsubscribe removed every abort listener");
   const sub = b.subscribe({ signal });
   const pending = sub.next();
   controller.abort();
