@@ -17,9 +17,13 @@
  *   is not exited (when any open transport says so). With `"ignore"` the
  *   transport does not take part in signal handling at all.
  * - `unload` (`Deno.exit()` or the natural end of the program): listeners
- *   of `unload` cannot wait, so each open transport gets SIGTERM to its group
- *   and its known descendants, synchronously. The CLI reacts to SIGTERM by
- *   ending its tools and exiting within milliseconds.
+ *   of `unload` cannot wait for events, so each open transport gets SIGTERM to
+ *   its group, its known descendants and its marked processes, synchronously,
+ *   then, after a blocking 200 ms pause, SIGKILL to whatever is left. The CLI
+ *   reacts to SIGTERM by ending its tools and exiting within milliseconds.
+ * - While the cleanup after a signal runs, unhandled rejections (the
+ *   program's own turns rejecting as their CLI ends) do not end the host
+ *   early; it exits with 128 + the signal number once everything is closed.
  *
  * Listeners are added with the first open transport and removed with the
  * last, so that a program (or a test) with no open transport keeps Deno's
@@ -118,14 +122,36 @@ class HostExitRegistry {
       return;
     }
     this.#handling = true;
+    // While the sessions close, the program's own awaits reject (its turns end with the
+    // CLI): an unhandled rejection then would end the host before the cleanup finished.
+    const keepAlive = (event: PromiseRejectionEvent): void => {
+      if (exit) event.preventDefault();
+    };
+    globalThis.addEventListener("unhandledrejection", keepAlive);
     void Promise.allSettled(members.map((member) => member.close())).then(() => {
       this.#handling = false;
+      globalThis.removeEventListener("unhandledrejection", keepAlive);
       if (exit) Deno.exit(code);
     });
   }
 
   #onUnload(): void {
     for (const member of this.#members) terminate(member, "SIGTERM");
+    if (this.#members.size === 0) return;
+    // Nothing asynchronous runs any more: give the processes a moment, then SIGKILL the rest.
+    pauseSync(UNLOAD_GRACE_MS);
+    for (const member of this.#members) terminate(member, "SIGKILL");
+  }
+}
+
+/** How long the host's exit waits between SIGTERM and SIGKILL (it cannot wait for events). */
+const UNLOAD_GRACE_MS = 200;
+
+function pauseSync(ms: number): void {
+  try {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  } catch {
+    // Not allowed here: no grace, then.
   }
 }
 

@@ -17,6 +17,9 @@
 /** The environment variable that marks a session's processes. */
 export const MARKER_VARIABLE = "DUPLEX_CLAUDE_SESSION";
 
+/** Every process, its pid and its command line followed by its environment (`e`). */
+const PS_ARGS = ["-e", "-ww", "-o", "pid=,args=", "e"];
+
 /** How often a sweep checks whether the marked processes have ended. */
 const POLL_MS = 25;
 
@@ -47,23 +50,27 @@ async function fromProc(entry: string): Promise<number[] | undefined> {
 async function fromPs(entry: string): Promise<number[]> {
   try {
     const output = await new Deno.Command("ps", {
-      args: ["-e", "-ww", "-o", "pid=,args=", "e"],
+      args: PS_ARGS,
       stdout: "piped",
       stderr: "null",
       stdin: "null",
     }).output();
-    if (!output.success) return [];
-    const pids: number[] = [];
-    for (const line of new TextDecoder().decode(output.stdout).split("\n")) {
-      const match = /^\s*(\d+)\s(.*)$/.exec(line);
-      if (!match) continue;
-      const pid = Number(match[1]);
-      if (pid !== Deno.pid && ` ${match[2]} `.includes(` ${entry} `)) pids.push(pid);
-    }
-    return pids;
+    return output.success ? parsePs(new TextDecoder().decode(output.stdout), entry) : [];
   } catch {
     return []; // no ps, or not permitted to run it
   }
+}
+
+/* The pids of `ps -e -ww -o pid=,args= e` lines whose environment holds `entry`. */
+function parsePs(text: string, entry: string): number[] {
+  const pids: number[] = [];
+  for (const line of text.split("\n")) {
+    const match = /^\s*(\d+)\s(.*)$/.exec(line);
+    if (!match) continue;
+    const pid = Number(match[1]);
+    if (pid !== Deno.pid && ` ${match[2]} `.includes(` ${entry} `)) pids.push(pid);
+  }
+  return pids;
 }
 
 /**
@@ -120,19 +127,43 @@ function signalAll(pids: readonly number[], signal: Deno.Signal): boolean {
  */
 export function signalMarkedSync(marker: string, signal: Deno.Signal): void {
   const entry = `${MARKER_VARIABLE}=${marker}`;
+  for (const pid of findMarkedSync(entry)) {
+    try {
+      Deno.kill(pid, signal);
+    } catch {
+      // Ended meanwhile, or not permitted.
+    }
+  }
+}
+
+function findMarkedSync(entry: string): number[] {
+  const pids: number[] = [];
   try {
     for (const dir of Deno.readDirSync("/proc")) {
       const pid = Number(dir.name);
       if (!Number.isInteger(pid) || pid === Deno.pid) continue;
       try {
         if (Deno.readTextFileSync(`/proc/${pid}/environ`).split("\0").includes(entry)) {
-          Deno.kill(pid, signal);
+          pids.push(pid);
         }
-      } catch {
-        // Ended meanwhile, another user's, or not permitted.
+      } catch (error) {
+        if (error instanceof Deno.errors.NotCapable) throw error;
+        // Ended meanwhile, or another user's.
       }
     }
+    return pids;
   } catch {
-    // No /proc, or not permitted to read it.
+    // No /proc, or not permitted to read it: ask ps.
+  }
+  try {
+    const output = new Deno.Command("ps", {
+      args: PS_ARGS,
+      stdout: "piped",
+      stderr: "null",
+      stdin: "null",
+    }).outputSync();
+    return output.success ? parsePs(new TextDecoder().decode(output.stdout), entry) : [];
+  } catch {
+    return []; // no ps, or not permitted to run it
   }
 }

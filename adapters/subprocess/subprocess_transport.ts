@@ -355,6 +355,7 @@ class SubprocessTransport implements Transport, HostExitMember {
   #closing: Promise<TransportExit> | undefined;
   #mayKill = true;
   readonly #marker: string;
+  readonly #ended: Promise<TransportExit>;
 
   static async open(
     options: SubprocessOptions,
@@ -436,7 +437,13 @@ class SubprocessTransport implements Transport, HostExitMember {
       this.#requestedAtExit = this.#closeRequested;
       return status;
     });
-    this.closed = this.#watch();
+    this.#ended = this.#watch();
+    // During a close, `closed` waits for the whole ladder (descendants and marked processes
+    // included): a program that exits as soon as its CLI did must not cut the sweep short.
+    this.closed = this.#ended.then(async (exit) => {
+      if (this.#closing) await this.#closing.catch(() => {});
+      return exit;
+    });
     registerForHostExit(this);
   }
 
@@ -493,7 +500,7 @@ class SubprocessTransport implements Transport, HostExitMember {
     let exit = this.#exit;
     if (exit === undefined) {
       const wait = delay(WRITE_FAILURE_EXIT_WAIT_MS);
-      exit = await Promise.race([this.closed, wait.promise.then(() => undefined)]);
+      exit = await Promise.race([this.#ended, wait.promise.then(() => undefined)]);
       wait.cancel();
     }
     const cause = this.#writeFailure;
@@ -585,7 +592,7 @@ class SubprocessTransport implements Transport, HostExitMember {
     if (this.#mayKill) {
       await sweepMarked(this.#marker, Math.min(terminateGraceMs, MAX_DESCENDANT_GRACE_MS));
     }
-    return await this.closed;
+    return await this.#ended;
   }
 
   /** Signals the process group and known descendants now, without waiting (host exit). */
