@@ -10,22 +10,30 @@
 
 /** Fields every hook input carries. */
 export interface HookInputBase {
+  /** The session id. */
   session_id: string;
+  /** Path of the session's transcript file (`.jsonl`). */
   transcript_path: string;
+  /** The CLI's working directory. */
   cwd: string;
+  /** The permission mode in force. */
   permission_mode?: string;
+  /** The hook event, for example `"PreToolUse"`. */
   hook_event_name: string;
+  /** Other fields (`prompt_id`, `effort`, `agent_id`, …), as sent. */
   [field: string]: unknown;
 }
 
 /** Inputs per hook event (fields the CLI documents; others pass through). */
 export interface HookInputs {
+  /** Before a tool runs: its name, input and tool use id. */
   PreToolUse: HookInputBase & {
     hook_event_name: "PreToolUse";
     tool_name: string;
     tool_input: Record<string, unknown>;
     tool_use_id: string;
   };
+  /** After a tool ran: its name, input, response and tool use id. */
   PostToolUse: HookInputBase & {
     hook_event_name: "PostToolUse";
     tool_name: string;
@@ -33,6 +41,7 @@ export interface HookInputs {
     tool_response: unknown;
     tool_use_id: string;
   };
+  /** After a tool failed: its name, input, tool use id and the error. */
   PostToolUseFailure: HookInputBase & {
     hook_event_name: "PostToolUseFailure";
     tool_name: string;
@@ -40,14 +49,23 @@ export interface HookInputs {
     tool_use_id: string;
     error: string;
   };
+  /** When a prompt is submitted, before the turn starts (before `system/init`). */
   UserPromptSubmit: HookInputBase & { hook_event_name: "UserPromptSubmit"; prompt: string };
+  /** When the turn stops, before its `result`. */
   Stop: HookInputBase & { hook_event_name: "Stop"; stop_hook_active: boolean };
+  /** When a sub-agent starts. */
   SubagentStart: HookInputBase & { hook_event_name: "SubagentStart"; agent_id: string };
+  /** When a sub-agent stops. */
   SubagentStop: HookInputBase & { hook_event_name: "SubagentStop"; stop_hook_active: boolean };
+  /** When the CLI sends a notification. */
   Notification: HookInputBase & { hook_event_name: "Notification"; message: string };
+  /** Before the conversation is compacted, manually or automatically. */
   PreCompact: HookInputBase & { hook_event_name: "PreCompact"; trigger: "manual" | "auto" };
+  /** When a session starts; `source` says how (for example `"startup"` or `"resume"`). */
   SessionStart: HookInputBase & { hook_event_name: "SessionStart"; source: string };
+  /** When a session ends; `reason` says why. */
   SessionEnd: HookInputBase & { hook_event_name: "SessionEnd"; reason: string };
+  /** When the CLI is about to ask permission to run a tool. */
   PermissionRequest: HookInputBase & {
     hook_event_name: "PermissionRequest";
     tool_name: string;
@@ -76,15 +94,21 @@ export const HOOK_EVENTS: readonly HookEvent[] = [
 
 /** What a `PreToolUse` hook may decide for the tool. */
 export interface PreToolUseSpecificOutput {
+  /** Always `"PreToolUse"`. */
   hookEventName: "PreToolUse";
+  /** Allow or deny the tool, or `ask` as usual; after an allow no `can_use_tool` follows. */
   permissionDecision?: "allow" | "deny" | "ask";
+  /** The reason for the decision. */
   permissionDecisionReason?: string;
+  /** The input the tool runs with instead. */
   updatedInput?: Record<string, unknown>;
 }
 
 /** Extra context a hook adds for the model. */
 export interface ContextSpecificOutput {
+  /** The event this output answers. */
   hookEventName: "UserPromptSubmit" | "PostToolUse" | "SessionStart" | "PostToolUseFailure";
+  /** Text added to the model's context. */
   additionalContext?: string;
 }
 
@@ -92,17 +116,25 @@ export interface ContextSpecificOutput {
 export interface HookOutput {
   /** `false` stops the agent after this hook. */
   continue?: boolean;
+  /** Hide the hook's output. */
   suppressOutput?: boolean;
+  /** Why the agent stops, when `continue` is `false`. */
   stopReason?: string;
+  /** Approve or block the action the hook is about. */
   decision?: "approve" | "block";
+  /** A message shown to the user. */
   systemMessage?: string;
+  /** The reason for `decision`. */
   reason?: string;
+  /** Event-specific output, tagged by `hookEventName`. */
   hookSpecificOutput?: PreToolUseSpecificOutput | ContextSpecificOutput | Record<string, unknown>;
 }
 
 /** Tells the CLI not to wait for this hook. */
 export interface AsyncHookOutput {
+  /** Always `true`: the hook answers later, the CLI carries on. */
   async: true;
+  /** How long the async hook may take (unit not documented). */
   asyncTimeout?: number;
 }
 

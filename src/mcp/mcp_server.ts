@@ -16,6 +16,7 @@ export type JsonRpcId = string | number | null;
 
 /** A successful JSON-RPC 2.0 response. */
 export interface JsonRpcSuccessResponse {
+  /** Always `"2.0"`. */
   jsonrpc: "2.0";
   /** The request's id. */
   id: JsonRpcId;
@@ -25,6 +26,7 @@ export interface JsonRpcSuccessResponse {
 
 /** A failed JSON-RPC 2.0 response. */
 export interface JsonRpcErrorResponse {
+  /** Always `"2.0"`. */
   jsonrpc: "2.0";
   /** The request's id, or `null` when it could not be read. */
   id: JsonRpcId;

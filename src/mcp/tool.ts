@@ -28,6 +28,7 @@ export interface ToolInputSchema {
 
 /** Text for the model. */
 export interface TextContent {
+  /** Always `"text"`. */
   type: "text";
   /** The text. */
   text: string;
@@ -39,6 +40,7 @@ export interface TextContent {
 
 /** An image, base64-encoded. */
 export interface ImageContent {
+  /** Always `"image"`. */
   type: "image";
   /** The base64-encoded bytes. */
   data: string;
@@ -52,6 +54,7 @@ export interface ImageContent {
 
 /** Audio, base64-encoded. */
 export interface AudioContent {
+  /** Always `"audio"`. */
   type: "audio";
   /** The base64-encoded bytes. */
   data: string;
@@ -65,6 +68,7 @@ export interface AudioContent {
 
 /** A link to a resource (the CLI shows the model `[Resource link: <name>] <uri>`). */
 export interface ResourceLinkContent {
+  /** Always `"resource_link"`. */
   type: "resource_link";
   /** The resource's URI. */
   uri: string;
@@ -84,6 +88,7 @@ export interface ResourceLinkContent {
 
 /** A resource embedded in the result, as text or base64 bytes. */
 export interface EmbeddedResourceContent {
+  /** Always `"resource"`. */
   type: "resource";
   /** The resource. */
   resource:

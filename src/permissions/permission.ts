@@ -41,6 +41,7 @@ export interface PermissionRequest {
 
 /** Lets the tool run, optionally with a rewritten input and new permission rules. */
 export interface AllowDecision {
+  /** Always `"allow"`. */
   behavior: "allow";
   /** The input the tool runs with. Defaults to the original input. */
   updatedInput?: Record<string, unknown>;
@@ -50,6 +51,7 @@ export interface AllowDecision {
 
 /** Refuses the tool; the model sees `message`. */
 export interface DenyDecision {
+  /** Always `"deny"`. */
   behavior: "deny";
   /** What the model is told. */
   message: string;
@@ -59,6 +61,7 @@ export interface DenyDecision {
 
 /** Answers later, through `session.respondToPermission(requestId, decision)`. */
 export interface DeferDecision {
+  /** Always `"defer"`. */
   behavior: "defer";
 }
 

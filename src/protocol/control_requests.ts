@@ -13,73 +13,109 @@ import type { PermissionMode } from "./control.ts";
 
 /** A slash command the CLI offers. */
 export interface SlashCommandInfo {
+  /** The command's name, without the `/`. */
   name: string;
+  /** What the command does. */
   description: string;
+  /** A hint for the command's arguments (often `""`). */
   argumentHint?: string;
+  /** Whether the command ships with the CLI. */
   builtin?: boolean;
 }
 
 /** A model the CLI offers. */
 export interface ModelInfo {
+  /** What to pass to `set_model`, for example `"sonnet"` or `"default"`. */
   value: string;
+  /** The model id `value` currently resolves to, for example `"claude-sonnet-5-5"`. */
   resolvedModel?: string;
+  /** A name to show, for example `"Sonnet"`. */
   displayName?: string;
+  /** A one-line description, with prices when the CLI knows them. */
   description?: string;
+  /** Whether the model takes an effort level. */
   supportsEffort?: boolean;
+  /** The effort levels it takes, for example `["low", "medium", "high"]`. */
   supportedEffortLevels?: string[];
+  /** Other capability flags (`supportsFastMode`, `supportsAdaptiveThinking`, …), as sent. */
   [field: string]: unknown;
 }
 
 /** The `initialize` reply. */
 export interface InitializeResponse {
+  /** The slash commands available. */
   commands?: SlashCommandInfo[];
+  /** The sub-agents available, by name. */
   agents?: { name: string; [field: string]: unknown }[];
+  /** The active output style, for example `"default"`. */
   output_style?: string;
+  /** The names of every output style available. */
   available_output_styles?: string[];
+  /** The models the CLI offers for `set_model`. */
   models?: ModelInfo[];
+  /** Where the CLI's credentials come from. */
   account?: { tokenSource?: string; apiKeySource?: string; apiProvider?: string };
+  /** The CLI's process id. */
   pid?: number;
+  /** The CLI's version, for example `"2.1.332"`. */
   claude_code_version?: string;
+  /** The permission mode in force. */
   current_permission_mode?: PermissionMode;
+  /** Feature flags the CLI advertises. */
   capabilities?: string[];
+  /** Other fields (`fast_mode_state`, `session_state`, …), as sent. */
   [field: string]: unknown;
 }
 
 /** The status of one MCP server. */
 export interface McpServerStatus {
+  /** The server's name, as configured. */
   name: string;
+  /** Its connection status. */
   status: "connected" | "failed" | "needs-auth" | "pending" | "disabled" | string;
+  /** The name and version the server reported, once connected. */
   serverInfo?: { name: string; version: string };
+  /** What went wrong, when it failed. */
   error?: string;
+  /** Other fields, as sent. */
   [field: string]: unknown;
 }
 
 /** A sub-agent definition, as `initialize.agents` takes it. */
 export interface AgentDefinition {
+  /** When to use the agent (the model reads this to pick it). */
   description: string;
+  /** The agent's system prompt. */
   prompt: string;
+  /** The tools the agent may use; all when absent. */
   tools?: string[];
+  /** The model the agent runs on, for example `"sonnet"`. */
   model?: string;
+  /** Other fields the CLI accepts, passed as given. */
   [field: string]: unknown;
 }
 
-type Fields = Record<string, unknown>;
-type Empty = Record<string, never>;
-
 /** Control request subtypes: the request fields and the reply. */
 export interface ControlRequestMap {
-  initialize: { request: Fields; response: InitializeResponse };
+  /** Configures the session (system prompt, hooks, agents, SDK MCP servers, …); replies with what the CLI offers. */
+  initialize: { request: Record<string, unknown>; response: InitializeResponse };
+  /** Interrupts the running turn; replies with the user lines still queued (and, with `cancel_queued`, those dropped). */
   interrupt: {
     request: { cancel_queued?: boolean };
     response: { still_queued: string[]; cancelled?: string[] };
   };
+  /** Changes the permission mode; replies with the new mode. */
   set_permission_mode: { request: { mode: PermissionMode }; response: { mode: PermissionMode } };
+  /** Changes the model (`null` or `"default"` resets it); replies with the resolved model id. */
   set_model: { request: { model?: string | null }; response: { model?: string } };
+  /** Sets the thinking-token budget; observed to reply with no payload (`{}` from `request`). */
   set_max_thinking_tokens: {
     request: { max_thinking_tokens?: number | null; thinking_display?: string };
-    response: Fields;
+    response: Record<string, unknown>;
   };
+  /** Lists the MCP servers and their status. */
   mcp_status: { request: { liveReply?: boolean }; response: { mcpServers: McpServerStatus[] } };
+  /** Reports how the context window is used, by category, in tokens. */
   get_context_usage: {
     request: { detail?: "summary" | "full" };
     response: {
@@ -89,47 +125,102 @@ export interface ControlRequestMap {
       [k: string]: unknown;
     };
   };
+  /** Reports the effective settings, their sources, and what was applied (model, effort, …). */
   get_settings: {
-    request: Empty;
-    response: { effective?: Fields; sources?: unknown[]; applied?: Fields; [k: string]: unknown };
+    request: Record<string, never>;
+    response: {
+      effective?: Record<string, unknown>;
+      sources?: unknown[];
+      applied?: Record<string, unknown>;
+      [k: string]: unknown;
+    };
   };
-  rewind_files: { request: { user_message_id: string; dry_run?: boolean }; response: Fields };
-  mcp_message: { request: { server_name: string; message: unknown }; response: Fields };
-  mcp_set_servers: { request: { servers: Record<string, unknown> }; response: Fields };
-  mcp_reconnect: { request: { serverName: string }; response: Fields };
-  mcp_toggle: { request: { serverName: string; enabled: boolean }; response: Fields };
+  /** Rewinds files to the given user message; `dry_run` only reports (not exercised here). */
+  rewind_files: {
+    request: { user_message_id: string; dry_run?: boolean };
+    response: Record<string, unknown>;
+  };
+  /** Sends a JSON-RPC message to the named MCP server. */
+  mcp_message: {
+    request: { server_name: string; message: unknown };
+    response: Record<string, unknown>;
+  };
+  /** Sets the MCP servers, as configs keyed by server name. */
+  mcp_set_servers: {
+    request: { servers: Record<string, unknown> };
+    response: Record<string, unknown>;
+  };
+  /** Reconnects the named MCP server. */
+  mcp_reconnect: { request: { serverName: string }; response: Record<string, unknown> };
+  /** Enables or disables the named MCP server. */
+  mcp_toggle: {
+    request: { serverName: string; enabled: boolean };
+    response: Record<string, unknown>;
+  };
+  /** Calls an MCP tool with `arguments` (not exercised here). */
   mcp_call: {
-    request: { tool: string; arguments?: Fields; [k: string]: unknown };
-    response: Fields;
+    request: { tool: string; arguments?: Record<string, unknown>; [k: string]: unknown };
+    response: Record<string, unknown>;
   };
+  /** Reads a resource from the named MCP server; replies with its `contents`. */
   mcp_read_resource: {
     request: { serverName: string; uri: string };
     response: { contents: unknown[] };
   };
+  /** Sets the session's title. */
   rename_session: {
     request: { title: string; source?: string; session_id?: string };
-    response: Fields;
+    response: Record<string, unknown>;
   };
-  set_color: { request: Fields; response: Fields };
-  set_has_subscribers: { request: Fields; response: Fields };
-  seed_read_state: { request: { path: string; mtime: number }; response: Fields };
-  register_repo_root: { request: Fields; response: Fields };
-  reload_plugins: { request: Empty; response: Fields };
-  reload_skills: { request: Empty; response: Fields };
-  reload_output_styles: { request: Empty; response: Fields };
-  stop_task: { request: { task_id: string }; response: Fields };
-  background_tasks: { request: { tool_use_id?: string }; response: Fields };
-  get_task_output: { request: { task_id: string }; response: Fields };
-  apply_flag_settings: { request: { settings: Fields }; response: Fields };
-  update_settings: { request: { source: string; settings: Fields }; response: Fields };
-  get_hooks_listing: { request: Empty; response: Fields };
-  list_permission_rules: { request: Empty; response: Fields };
-  list_models: { request: Empty; response: Fields };
-  get_usage: { request: Empty; response: Fields };
-  get_session_cost: { request: Empty; response: Fields };
-  get_binary_version: { request: Empty; response: Fields };
-  file_suggestions: { request: { query: string }; response: Fields };
-  cancel_async_message: { request: { message_uuid: string }; response: Fields };
+  /** Sets the session's color (fields not documented here). */
+  set_color: { request: Record<string, unknown>; response: Record<string, unknown> };
+  /** Tells the CLI whether the host has subscribers (fields not documented here). */
+  set_has_subscribers: { request: Record<string, unknown>; response: Record<string, unknown> };
+  /** Seeds the CLI's read state of `path` at `mtime` (not documented further). */
+  seed_read_state: { request: { path: string; mtime: number }; response: Record<string, unknown> };
+  /** Registers a repository root (fields not documented here). */
+  register_repo_root: { request: Record<string, unknown>; response: Record<string, unknown> };
+  /** Reloads plugins. */
+  reload_plugins: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Reloads skills. */
+  reload_skills: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Reloads output styles. */
+  reload_output_styles: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Stops the given background task. */
+  stop_task: { request: { task_id: string }; response: Record<string, unknown> };
+  /** Lists background tasks, optionally those of one tool use. */
+  background_tasks: { request: { tool_use_id?: string }; response: Record<string, unknown> };
+  /** Fetches the output of the given background task. */
+  get_task_output: { request: { task_id: string }; response: Record<string, unknown> };
+  /** Applies `settings` as flag settings (not documented further). */
+  apply_flag_settings: {
+    request: { settings: Record<string, unknown> };
+    response: Record<string, unknown>;
+  };
+  /** Updates the settings of one `source`. */
+  update_settings: {
+    request: { source: string; settings: Record<string, unknown> };
+    response: Record<string, unknown>;
+  };
+  /** Lists the configured hooks. */
+  get_hooks_listing: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Lists the permission rules in force. */
+  list_permission_rules: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Lists the models available. */
+  list_models: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Reports usage. */
+  get_usage: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Reports the session's cost. */
+  get_session_cost: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Reports the CLI binary's version. */
+  get_binary_version: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Suggests files matching `query`. */
+  file_suggestions: { request: { query: string }; response: Record<string, unknown> };
+  /** Cancels a queued message by its `uuid` (not documented further). */
+  cancel_async_message: {
+    request: { message_uuid: string };
+    response: Record<string, unknown>;
+  };
 }
 
 /** A known control request subtype. */

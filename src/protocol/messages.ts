@@ -21,67 +21,105 @@ import type {
 
 /** Fields every conversation frame carries. */
 export interface FrameCommon {
+  /** This frame's own id (a UUID). */
   uuid?: string;
+  /** The CLI's session id (a UUID); the same on every frame of the session. */
   session_id?: string;
 }
 
 /** `system/init`: sent at the start of every turn; carries the session id. */
 export interface SystemInitFrame extends FrameCommon {
+  /** Always `"system"`. */
   type: "system";
+  /** Always `"init"`. */
   subtype: "init";
+  /** The session id; re-sent unchanged at the start of every turn. */
   session_id: string;
+  /** The CLI's working directory. */
   cwd?: string;
+  /** Names of the tools the model may call (MCP tools as `mcp__<server>__<tool>`). */
   tools?: string[];
+  /** The configured MCP servers and their connection status. */
   mcp_servers?: { name: string; status: string; source?: string }[];
+  /** The model the turn runs on, for example `"claude-opus-5-5"`. */
   model?: string;
+  /** The current permission mode. */
   permissionMode?: PermissionMode | string;
+  /** Names of the slash commands the CLI offers (without the `/`). */
   slash_commands?: string[];
+  /** Where the API credential comes from, for example `"ANTHROPIC_API_KEY"`. */
   apiKeySource?: string;
+  /** The CLI's version, for example `"2.1.332"`. */
   claude_code_version?: string;
+  /** The active output style, for example `"default"`. */
   output_style?: string;
+  /** Names of the sub-agents available. */
   agents?: string[];
+  /** Names of the skills available. */
   skills?: string[];
+  /** The loaded plugins. */
   plugins?: { name: string; path: string; source?: string }[];
+  /** Feature flags the CLI advertises, for example `"interrupt_receipt_v1"`. */
   capabilities?: string[];
 }
 
 /** `system/status`: `requesting`, `compacting`, or a permission mode change. */
 export interface SystemStatusFrame extends FrameCommon {
+  /** Always `"system"`. */
   type: "system";
+  /** Always `"status"`. */
   subtype: "status";
+  /** What the CLI is doing: `"requesting"` (calling the API), `"compacting"`, or `null`. */
   status: "requesting" | "compacting" | null;
+  /** The new permission mode, when the frame reports a mode change. */
   permissionMode?: PermissionMode | string;
 }
 
 /** `system/api_retry`: the CLI retries a failed API call. */
 export interface SystemApiRetryFrame extends FrameCommon {
+  /** Always `"system"`. */
   type: "system";
+  /** Always `"api_retry"`. */
   subtype: "api_retry";
+  /** Which retry this is. */
   attempt: number;
+  /** How many retries the CLI makes at most. */
   max_retries: number;
+  /** How long the CLI waits before this retry, in milliseconds. */
   retry_delay_ms: number;
+  /** The HTTP status of the failed call, or `null` when there was none. */
   error_status: number | null;
+  /** The error of the failed call, as the CLI reports it. */
   error: unknown;
 }
 
 /** `system/session_state_changed` (with `CLAUDE_CODE_SDK_READS_SESSION_STATE=1`). */
 export interface SystemSessionStateFrame extends FrameCommon {
+  /** Always `"system"`. */
   type: "system";
+  /** Always `"session_state_changed"`. */
   subtype: "session_state_changed";
+  /** The CLI's new state: idle, running a turn, or waiting for the host. */
   state: "idle" | "running" | "requires_action";
 }
 
 /** `system/compact_boundary`: the conversation was compacted. */
 export interface SystemCompactBoundaryFrame extends FrameCommon {
+  /** Always `"system"`. */
   type: "system";
+  /** Always `"compact_boundary"`. */
   subtype: "compact_boundary";
+  /** How compaction was triggered and the context size in tokens before it. */
   compact_metadata: { trigger: "manual" | "auto"; pre_tokens: number; [field: string]: unknown };
 }
 
 /** Any other `system` subtype (hooks, tasks, notifications, …), kept as sent. */
 export interface SystemOtherFrame extends FrameCommon {
+  /** Always `"system"`. */
   type: "system";
+  /** The subtype, for example `"hook_started"` or `"permission_denied"`. */
   subtype: string;
+  /** The subtype's own fields, as sent. */
   [field: string]: unknown;
 }
 
@@ -96,40 +134,63 @@ export type SystemFrame =
 
 /** A Messages-API message inside an `assistant` frame. */
 export interface AssistantMessage {
+  /** The API message id; shared by every `assistant` frame of one API response. */
   id: string;
+  /** Always `"message"` when present. */
   type?: "message";
+  /** Always `"assistant"`. */
   role: "assistant";
+  /** The model that produced the message. */
   model: string;
+  /** The content: usually the one completed block this frame delivers. */
   content: ContentBlock[];
+  /** Why the model stopped; `null` on streamed frames (the final value is in `result`). */
   stop_reason: string | null;
+  /** Token counts of this API response so far (not final on streamed frames). */
   usage?: Usage;
 }
 
 /** `assistant`: one completed content block of the model's reply. */
 export interface AssistantFrame extends FrameCommon {
+  /** Always `"assistant"`. */
   type: "assistant";
+  /** The Messages-API message, holding the completed block. */
   message: AssistantMessage;
+  /** The tool use id of the sub-agent call this frame belongs to; `null` in the main loop. */
   parent_tool_use_id: string | null;
+  /** `true` when an interrupt cut the message short (`stop_reason` stays `null`). */
   aborted?: boolean;
+  /** An error code when the message reports an API failure, for example `"rate_limit"`. */
   error?: unknown;
+  /** The `uuid` of the user line this turn answers, when that line carried one. */
   user_message_uuid?: string;
 }
 
 /** `user`: tool results, interrupt markers, and replayed user lines. */
 export interface UserFrame extends FrameCommon {
+  /** Always `"user"`. */
   type: "user";
+  /** The user message: `tool_result` blocks, marker text, or the replayed input. */
   message: { role: "user"; content: string | ContentBlock[] };
+  /** The tool use id of the sub-agent call this frame belongs to; `null` in the main loop. */
   parent_tool_use_id: string | null;
+  /** The tool's structured output (shape depends on the tool), next to its `tool_result`. */
   tool_use_result?: unknown;
+  /** `true` on user lines echoed back by `--replay-user-messages`. */
   isReplay?: boolean;
+  /** Marks a message the CLI generated rather than one a user typed (not documented further). */
   isSynthetic?: boolean;
 }
 
 /** `stream_event`: a raw Messages SSE event (with `--include-partial-messages`). */
 export interface StreamEventFrame extends FrameCommon {
+  /** Always `"stream_event"`. */
   type: "stream_event";
+  /** The SSE event as the API sent it (`message_start`, `content_block_delta`, …). */
   event: { type: string; [field: string]: unknown };
+  /** The tool use id of the sub-agent call this frame belongs to; `null` in the main loop. */
   parent_tool_use_id: string | null;
+  /** Time to first token, in milliseconds (seen on `message_start` events). */
   ttft_ms?: number;
 }
 
@@ -143,78 +204,117 @@ export type ResultSubtype =
 
 /** Per-model token and cost totals in a `result`. */
 export interface ModelUsage {
+  /** Input tokens. */
   inputTokens: number;
+  /** Output tokens. */
   outputTokens: number;
+  /** Input tokens read from the prompt cache. */
   cacheReadInputTokens: number;
+  /** Input tokens written to the prompt cache. */
   cacheCreationInputTokens: number;
+  /** Web searches made. */
   webSearchRequests?: number;
+  /** Estimated cost in USD. */
   costUSD: number;
+  /** The model's context window, in tokens. */
   contextWindow?: number;
+  /** Other per-model fields (`maxOutputTokens`, `thinkingTokens`, …), as sent. */
   [field: string]: unknown;
 }
 
 /** A tool use the CLI denied during the turn. */
 export interface PermissionDenial {
+  /** The denied tool's name. */
   tool_name: string;
+  /** The id of the denied `tool_use` block. */
   tool_use_id: string;
+  /** The input the tool would have run with. */
   tool_input: Record<string, unknown>;
 }
 
 /** `result`: the end of a turn. Classify by `is_error`, not by `subtype`. */
 export interface ResultFrame extends FrameCommon {
+  /** Always `"result"`. */
   type: "result";
+  /** `"success"` or an `error_*` subtype; an API error still has `"success"`. */
   subtype: ResultSubtype | string;
+  /** Whether the turn failed; `true` also on API errors reported as `"success"`. */
   is_error: boolean;
   /** The final text (success subtype only). */
   result?: string;
   /** Error details (error subtypes). */
   errors?: string[];
+  /** Model round-trips in this turn (1 for a plain reply, more with tool calls). */
   num_turns?: number;
+  /** Wall-clock time of this turn, in milliseconds. */
   duration_ms?: number;
+  /** Time spent in API calls, in milliseconds (cumulative for the process in recorded runs). */
   duration_api_ms?: number;
-  /** Cumulative for the process, not per turn. */
+  /** Estimated cost in USD, cumulative for the process (and across `--resume`), not per turn. */
   total_cost_usd?: number;
-  /** This turn's main-loop usage. */
+  /** This turn's main-loop token usage. */
   usage?: Usage;
-  /** Cumulative per model. */
+  /** Tokens and cost keyed by model name, cumulative for the process (not per turn). */
   modelUsage?: Record<string, ModelUsage>;
+  /** Tool uses denied during this turn. */
   permission_denials?: PermissionDenial[];
+  /** The model's last stop reason, for example `"end_turn"`; `null` after an interrupt. */
   stop_reason?: string | null;
+  /** Why the turn ended, for example `"completed"`, `"aborted_tools"`, `"api_error"`. */
   terminal_reason?: string;
+  /** The HTTP status of the API error that ended the turn, else `null`. */
   api_error_status?: number | null;
+  /** The structured output, when a JSON schema was requested. */
   structured_output?: unknown;
+  /** 0-based count of `result` frames this process wrote before this one. */
   result_index?: number;
+  /** The `uuid` of the user line this result answers, when that line carried one. */
   user_message_uuid?: string;
+  /** The `uuid`s of every user line this turn consumed, when they carried one. */
   user_message_uuids?: string[];
 }
 
 /** `command_lifecycle`: a user line carrying a `uuid` was queued, started, completed. */
 export interface CommandLifecycleFrame extends FrameCommon {
+  /** Always `"command_lifecycle"`. */
   type: "command_lifecycle";
+  /** The `uuid` of the user line this is about. */
   command_uuid: string;
+  /** The line's new state; `"completed"` arrives after the turn's `result`. */
   state: "queued" | "started" | "completed" | string;
 }
 
 /** `tool_progress`: a long-running tool is still running. */
 export interface ToolProgressFrame extends FrameCommon {
+  /** Always `"tool_progress"`. */
   type: "tool_progress";
+  /** The id of the running `tool_use` block. */
   tool_use_id: string;
+  /** The running tool's name. */
   tool_name: string;
+  /** The tool use id of the sub-agent call this frame belongs to; `null` in the main loop. */
   parent_tool_use_id: string | null;
+  /** How long the tool has been running, in seconds. */
   elapsed_time_seconds: number;
 }
 
 /** `auth_status`: authentication progress. */
 export interface AuthStatusFrame extends FrameCommon {
+  /** Always `"auth_status"`. */
   type: "auth_status";
+  /** Whether authentication is still in progress. */
   isAuthenticating: boolean;
+  /** Output lines of the authentication step. */
   output: string[];
+  /** What went wrong, when authentication failed. */
   error?: string;
 }
 
 /** `rate_limit_event`: rate limit information. */
 export interface RateLimitFrame extends FrameCommon {
+  /** Always `"rate_limit_event"`. */
   type: "rate_limit_event";
+  /** The event's fields, as sent. */
   [field: string]: unknown;
 }
 
@@ -223,6 +323,7 @@ export interface RateLimitFrame extends FrameCommon {
  * its required fields). Passed through, never dropped.
  */
 export interface UnknownFrame {
+  /** Always `"unknown"` (set by the library; the CLI's own `type` is in `frameType`). */
   type: "unknown";
   /** The `type` the frame carried, or `""` when it had none. */
   frameType: string;
@@ -253,11 +354,18 @@ export type CliFrame =
 
 /** The user line the host writes to start a turn. */
 export interface UserInputFrame {
+  /** Always `"user"`. */
   type: "user";
+  /** Ignored by the CLI; sent as `""`. */
   session_id: string;
+  /** Always `null` for a host's line. */
   parent_tool_use_id: null;
+  /** The prompt: a string, or Messages-API content blocks. */
   message: { role: "user"; content: string | readonly unknown[] };
+  /** Optional id; the CLI stamps it on the reply frames as `user_message_uuid`. */
   uuid?: string;
+  /** When to run the line relative to the running turn. */
   priority?: "now" | "next" | "later";
+  /** Other fields the CLI accepts (`shouldQuery`, `isSynthetic`, …), passed as given. */
   [field: string]: unknown;
 }

@@ -322,6 +322,16 @@ export class DuplexSession implements AsyncDisposable {
     fields?: ControlRequestMap[K]["request"],
     options?: ControlRequestOptions,
   ): Promise<ControlRequestMap[K]["response"]>;
+  /**
+   * Sends a control request of a subtype this library does not type (for
+   * example one newer than it) and resolves with the CLI's reply payload.
+   *
+   * @param subtype The request subtype.
+   * @param fields The request's other fields.
+   * @param options A signal and a timeout.
+   * @returns The `response` object of the CLI's success reply (`{}` when it sent none).
+   * @throws {DuplexError} `control_failed` (with the CLI's `errorCode`), `timeout`, `closed`, `process_exited`.
+   */
   request(
     subtype: string,
     fields?: Record<string, unknown>,

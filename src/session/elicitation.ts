@@ -15,7 +15,9 @@ export interface ElicitationRequest {
   readonly message: string;
   /** `"form"` (answer with `content` matching `requestedSchema`) or `"url"` (open `url`). */
   readonly mode: string | undefined;
+  /** The URL to open, in `"url"` mode. */
   readonly url: string | undefined;
+  /** The elicitation's id, when the server gave one. */
   readonly elicitationId: string | undefined;
   /** The JSON schema of the expected answer, for forms. */
   readonly requestedSchema: Record<string, unknown> | undefined;
@@ -25,7 +27,9 @@ export interface ElicitationRequest {
 
 /** The user's answer. */
 export interface ElicitationResult {
+  /** Accept (with `content`), decline, or cancel the request. */
   action: "accept" | "decline" | "cancel";
+  /** The answer, matching `requestedSchema`, with `"accept"`. */
   content?: Record<string, unknown>;
 }
 

@@ -12,14 +12,19 @@ import type { ConversationFrame, UnknownFrame } from "../protocol/messages.ts";
 
 /** The CLI asks whether a tool may run. Answer with `respondToPermission` or the handler. */
 export interface PermissionRequestEvent {
+  /** Always `"permission_request"`. */
   type: "permission_request";
+  /** The request, with its id, tool name and input. */
   request: PermissionRequest;
 }
 
 /** A permission request was settled (answered, or withdrawn). */
 export interface PermissionResolvedEvent {
+  /** Always `"permission_resolved"`. */
   type: "permission_resolved";
+  /** The id of the settled request (its `PermissionRequest.requestId`). */
   requestId: string;
+  /** The tool the request was about. */
   toolName: string;
   /** `"cancelled"`: withdrawn by the CLI or dropped because the session ended. */
   behavior: "allow" | "deny" | "cancelled";
@@ -29,25 +34,33 @@ export interface PermissionResolvedEvent {
 
 /** One line the CLI wrote on stderr. */
 export interface StderrEvent {
+  /** Always `"stderr"`. */
   type: "stderr";
+  /** The line's text. */
   line: string;
 }
 
 /** This subscriber was too slow and lost `count` events here. */
 export interface LaggedEvent {
+  /** Always `"lagged"`. */
   type: "lagged";
+  /** How many events this subscriber missed. */
   count: number;
 }
 
 /** The session ended; no events follow. */
 export interface ExitEvent {
+  /** Always `"exit"`. */
   type: "exit";
+  /** How the session ended. */
   status: ExitStatus;
 }
 
 /** Something odd the session skipped or tolerated, reported instead of dropped silently. */
 export interface DiagnosticEvent {
+  /** Always `"diagnostic"`. */
   type: "diagnostic";
+  /** What happened: a stdout line skipped or repaired (`noise` … `invalid_utf8`), or a session-level event. */
   kind:
     | "noise"
     | "invalid_json"
@@ -61,8 +74,11 @@ export interface DiagnosticEvent {
     | "turn_interrupted"
     | "turn_abandoned"
     | "cli_unresponsive";
+  /** A human-readable sentence. */
   message: string;
+  /** The offending line's size in bytes (line-level kinds only). */
   bytes?: number;
+  /** The start of the offending line, at most 200 characters (line-level kinds only). */
   excerpt?: string;
 }
 
