@@ -204,7 +204,7 @@ export class FrameDecoder {
     }
     const total = this.#pendingLength + tail.length;
     if (total > this.#max) {
-      this.#head = this.#join(tail).slice(0, this.#headLength);
+      this.#head = this.#takeHead(tail);
       this.#skipping = true;
       this.#skipped = total;
       return;
@@ -220,7 +220,7 @@ export class FrameDecoder {
     }
     const total = this.#pendingLength + tail.length;
     if (total > this.#max) {
-      this.#tooLong(this.#join(tail).slice(0, this.#headLength), total);
+      this.#tooLong(this.#takeHead(tail), total);
       return;
     }
     const line = this.#join(tail);
@@ -239,6 +239,24 @@ export class FrameDecoder {
     this.#parts = [];
     this.#pendingLength = 0;
     return line;
+  }
+
+  /**
+   * The first bytes (at most the excerpt's length) of the pending parts and
+   * `tail`, copied without joining the whole line; empties the pending parts.
+   */
+  #takeHead(tail: Uint8Array): Uint8Array {
+    const head = new Uint8Array(Math.min(this.#headLength, this.#pendingLength + tail.length));
+    let offset = 0;
+    for (const part of [...this.#parts, tail]) {
+      if (offset === head.length) break;
+      const take = Math.min(part.length, head.length - offset);
+      head.set(part.subarray(0, take), offset);
+      offset += take;
+    }
+    this.#parts = [];
+    this.#pendingLength = 0;
+    return head;
   }
 
   #finishSkipping(total: number): void {

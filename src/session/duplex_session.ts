@@ -41,6 +41,8 @@ import type {
 interface ActiveTurn {
   readonly uuid: string;
   readonly events: SessionEvent[] | undefined;
+  /** Keep `stream_event` frames in `events` too (`collectEvents: "all"`). */
+  readonly streamEvents: boolean;
   readonly resolve: (turn: Turn) => void;
   readonly reject: (error: unknown) => void;
   settled: boolean;
@@ -50,6 +52,8 @@ interface ActiveTurn {
 
 const START = Symbol("DuplexSession.start");
 const DRAIN_MS = 2_000;
+/* Bytes decoded between chances for subscribers to catch up (~60 stream_event frames). */
+const SLICE_BYTES = 16_384;
 
 /**
  * A long-lived conversation with the Claude Code CLI over its stream-json
@@ -257,10 +261,12 @@ export class DuplexSession implements AsyncDisposable {
     const message = { role: "user", content: toContentBlocks(content) };
     const uuid = options.uuid ?? crypto.randomUUID();
     const { promise, resolve, reject } = Promise.withResolvers<Turn>();
-    const collect = options.collectEvents ?? this.#options.collectTurnEvents ?? true;
+    const collect: boolean | "all" = options.collectEvents ?? this.#options.collectTurnEvents ??
+      true;
     const turn: ActiveTurn = {
       uuid,
       events: collect ? [] : undefined,
+      streamEvents: collect === "all",
       resolve,
       reject,
       settled: false,
@@ -555,7 +561,10 @@ export class DuplexSession implements AsyncDisposable {
 
   #publish(event: SessionEvent): void {
     this.#broadcast.publish(event);
-    this.#turn?.events?.push(event);
+    const turn = this.#turn;
+    if (turn?.events && (event.type !== "stream_event" || turn.streamEvents)) {
+      turn.events.push(event);
+    }
   }
 
   #onFrame(raw: Record<string, unknown>): void {
@@ -704,7 +713,18 @@ export class DuplexSession implements AsyncDisposable {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        this.#decoder.push(value);
+        // A read of a pipe that has data resolves without a macrotask, and a chunk can hold
+        // hundreds of frames: feed it in slices and let subscribers that keep reading catch
+        // up between slices, or a burst overflows even a subscriber that reads at full speed.
+        if (typeof value === "string" || value.length <= SLICE_BYTES) {
+          this.#decoder.push(value);
+          if (this.#broadcast.pressured) await this.#broadcast.drain();
+          continue;
+        }
+        for (let offset = 0; offset < value.length; offset += SLICE_BYTES) {
+          this.#decoder.push(value.subarray(offset, offset + SLICE_BYTES));
+          if (this.#broadcast.pressured) await this.#broadcast.drain();
+        }
       }
     } catch (error) {
       this.#publish(streamError("The CLI's output stream failed", error));

@@ -66,11 +66,14 @@ export interface DuplexSessionOptions {
    */
   closeTimeoutMs?: number;
   /**
-   * Keep each turn's events in `turn.events`.
+   * Keep each turn's events in `turn.events`: `true` keeps every event but
+   * the `stream_event` frames (partial deltas: a long answer sends them by
+   * the hundred thousand, and subscribers get them anyway); `"all"` keeps
+   * those too.
    *
    * @default {true}
    */
-  collectTurnEvents?: boolean;
+  collectTurnEvents?: boolean | "all";
   /** Aborts the start; aborting it after the start closes the session (an owner signal). */
   signal?: AbortSignal;
   /** Replaces the system prompt (sent in `initialize`). */
@@ -121,8 +124,8 @@ export interface SendOptions {
   timeoutMs?: number;
   /** The user line's uuid (default: a random one). Results are matched to turns by it. */
   uuid?: string;
-  /** Keep this turn's events in `turn.events` (overrides the session option). */
-  collectEvents?: boolean;
+  /** Keep this turn's events in `turn.events` (overrides the session option `collectTurnEvents`). */
+  collectEvents?: boolean | "all";
 }
 
 /** Options of waits that take a bound. */

@@ -3,6 +3,9 @@
 
 import { type LaggedFactory, Subscription, type SubscriptionOptions } from "./subscription.ts";
 
+/** Microtask turns {@linkcode Broadcast.drain} waits for some subscriber to read. */
+const DRAIN_PATIENCE = 16;
+
 /** Delivers each published event to every live subscription, never waiting on any. */
 export class Broadcast<T> {
   readonly #subscriptions = new Set<Subscription<T>>();
@@ -35,8 +38,38 @@ export class Broadcast<T> {
     return subscription;
   }
 
+  /** True when a live subscription holds at least half its capacity. */
+  get pressured(): boolean {
+    for (const subscription of this.#subscriptions) {
+      if (subscription.size * 2 >= subscription.capacity) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Lets subscribers that read at microtask speed catch up: waits as long as
+   * some subscriber keeps reading what it holds. Returns once all are empty,
+   * or none read anything for {@linkcode DRAIN_PATIENCE} microtask turns
+   * (a stalled subscriber, or one waiting on I/O or timers, is not waited for).
+   */
+  async drain(): Promise<void> {
+    let held = this.#held();
+    while (held > 0) {
+      for (let i = 0; i < DRAIN_PATIENCE; i++) await undefined;
+      const now = this.#held();
+      if (now >= held) return;
+      held = now;
+    }
+  }
+
   publish(event: T): void {
     for (const subscription of this.#subscriptions) subscription.push(event);
+  }
+
+  #held(): number {
+    let held = 0;
+    for (const subscription of this.#subscriptions) held += subscription.size;
+    return held;
   }
 
   /** Ends every subscription after what it holds; later subscriptions start ended. */

@@ -772,7 +772,10 @@ Deno.test("fault: garbage from the CLI", async (t) => {
       cli.emitRaw(lines.join("\n") + "\n");
     });
     const started = performance.now();
-    const turn = await resolved(session.send("flood", { signal: rig.life.signal }), "the flood");
+    const turn = await resolved(
+      session.send("flood", { signal: rig.life.signal, collectEvents: "all" }),
+      "the flood",
+    );
     const elapsed = performance.now() - started;
     assert.equal(turn.result.text, "done");
     assert.equal(turn.events.length, N + 1);

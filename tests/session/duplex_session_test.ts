@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { DuplexError, DuplexSession, isDuplexError, type SessionEvent } from "../../mod.ts";
-import { assistantTextFrame, initFrame, resultFrame } from "../../src/testing/frames.ts";
+import {
+  assistantTextFrame,
+  initFrame,
+  resultFrame,
+  streamTextDeltaFrames,
+} from "../../src/testing/frames.ts";
 import { ScriptedCli } from "../../src/testing/scripted_cli.ts";
 import { countListeners, eventsUntil, scripted, tick } from "./_helpers.ts";
 
@@ -492,4 +497,52 @@ Deno.test("A hung CLI: the turn times out, the interrupt goes unanswered, the se
     assert.ok(events.length >= 2);
     assert.equal(session.alive, true);
   });
+});
+
+Deno.test('turn.events keeps stream_event frames only with collectEvents: "all"', async () => {
+  const { cli, session } = await scripted({ echo: false });
+  await using _ = session;
+  cli.on("user", (f) => [
+    ...streamTextDeltaFrames("Hello there", { messageId: "m1" }),
+    assistantTextFrame("Hello there"),
+    resultFrame({ text: "Hello there", userMessageUuid: String(f.uuid) }),
+  ]);
+  const lean = await session.send("a");
+  assert.deepEqual(lean.events.map((e) => e.type), ["assistant", "result"]);
+  const full = await session.send("b", { collectEvents: "all" });
+  assert.ok(full.events.filter((e) => e.type === "stream_event").length > 3);
+  const none = await session.send("c", { collectEvents: false });
+  assert.deepEqual(none.events, []);
+});
+
+Deno.test("a subscriber reading at full speed gets every frame of a burst", async () => {
+  const N = 5_000;
+  const { cli, session } = await scripted({ echo: false, chunking: { maxChunk: 65_536 } });
+  await using _ = session;
+  const sub = session.subscribe(); // default capacity 256
+  cli.on("user", (f) => {
+    const lines = [];
+    for (let i = 0; i < N; i++) {
+      lines.push(JSON.stringify({
+        type: "stream_event",
+        event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "." } },
+        parent_tool_use_id: null,
+        seq: i,
+      }));
+    }
+    lines.push(JSON.stringify(resultFrame({ text: "done", userMessageUuid: String(f.uuid) })));
+    cli.emitRaw(lines.join("\n") + "\n");
+  });
+  const reading = (async () => {
+    let frames = 0;
+    for await (const event of sub) {
+      if (event.type === "lagged") throw new Error(`lost ${event.count} events`);
+      if (event.type === "stream_event") frames++;
+      if (event.type === "result") return frames;
+    }
+    return frames;
+  })();
+  await session.send("burst");
+  assert.equal(await reading, N);
+  assert.equal(sub.dropped, 0);
 });

@@ -135,7 +135,7 @@ Deno.test("replay 05: an AbortSignal interrupts a streaming turn", async () => {
 
 Deno.test("replay 06: partial messages arrive as stream_event frames", async () => {
   await withReplay("06-partial-messages", async (session) => {
-    const turn = await session.send("stream this [[slow]]");
+    const turn = await session.send("stream this [[slow]]", { collectEvents: "all" });
     const deltas = turn.events.flatMap((e) =>
       e.type === "stream_event" && e.event.type === "content_block_delta"
         ? [(e.event.delta as { text?: string }).text ?? ""]
@@ -143,7 +143,9 @@ Deno.test("replay 06: partial messages arrive as stream_event frames", async () 
     );
     assert.ok(deltas.length > 3);
     assert.equal(deltas.join(""), turn.result.text);
-    const tool = await session.send("now a tool with partials [[tool:bash-ro]]");
+    const tool = await session.send("now a tool with partials [[tool:bash-ro]]", {
+      collectEvents: "all",
+    });
     assert.ok(
       tool.events.some((e) =>
         e.type === "stream_event" && JSON.stringify(e.event).includes("input_json_delta")
