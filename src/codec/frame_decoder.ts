@@ -49,6 +49,15 @@ export interface FrameDecoderOptions {
    * @default {undefined}
    */
   onDiagnostic?: (diagnostic: DecodeDiagnostic) => void;
+  /**
+   * The caller never changes a chunk after pushing it (true of `ReadableStream`
+   * chunks): the decoder may then keep the bytes of an unfinished line by
+   * reference instead of copying them, which halves the memory a long line
+   * costs. By default pushed chunks are copied, so a caller may reuse its buffer.
+   *
+   * @default {false}
+   */
+  retainChunks?: boolean;
 }
 
 const EXCERPT_LENGTH = 200;
@@ -65,8 +74,8 @@ const OPEN_BRACE = 123;
  *
  * Memory is bounded: the decoder never holds more than `maxLineBytes` of an
  * unfinished line. A longer line is dropped as it arrives and reported once,
- * with its full size, when its end is seen. The decoder keeps no reference to
- * a chunk after `push` returns.
+ * with its full size, when its end is seen. Unless `retainChunks` is set, the
+ * decoder keeps no reference to a chunk after `push` returns.
  *
  * Callbacks that throw: the decoder finishes the current chunk (every
  * complete line in it is still delivered), stays consistent, then rethrows the
@@ -98,6 +107,7 @@ export class FrameDecoder {
   readonly #headLength: number;
   readonly #onFrame: (frame: Record<string, unknown>) => void;
   readonly #onDiagnostic: ((diagnostic: DecodeDiagnostic) => void) | undefined;
+  readonly #retain: boolean;
   readonly #decoder = new TextDecoder();
   #parts: Uint8Array[] = [];
   #pendingLength = 0;
@@ -128,6 +138,7 @@ export class FrameDecoder {
     this.#headLength = Math.min(EXCERPT_LENGTH, max);
     this.#onFrame = options.onFrame;
     this.#onDiagnostic = options.onDiagnostic;
+    this.#retain = options.retainChunks === true;
   }
 
   /** Bytes currently held for an unfinished line; never more than `maxLineBytes`. */
@@ -209,7 +220,7 @@ export class FrameDecoder {
       this.#skipped = total;
       return;
     }
-    this.#parts.push(tail.slice());
+    this.#parts.push(this.#retain ? tail : tail.slice());
     this.#pendingLength = total;
   }
 

@@ -136,6 +136,7 @@ export class DuplexSession implements AsyncDisposable {
       ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
       onFrame: (frame) => this.#onFrame(frame),
       onDiagnostic: (diagnostic) => this.#publish(diagnostic),
+      retainChunks: true, // transports hand over fresh chunks (the Transport contract)
     });
     this.#control = new ControlChannel(
       (frame) => this.#write(frame),

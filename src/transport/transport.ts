@@ -20,7 +20,8 @@ export type { TransportExit };
  * - `readable` yields what the peer writes to stdout: either `Uint8Array`
  *   chunks cut anywhere (the core splits them into lines), or `string` chunks
  *   that are each exactly one whole line without its newline (for transports
- *   that receive whole messages). It ends when the peer's output ends.
+ *   that receive whole messages). It ends when the peer's output ends. A chunk
+ *   is never changed after it was enqueued (the core may keep it).
  * - `write(line)` sends one JSON text (no newline; the transport frames it).
  *   Writes are delivered in call order. After the peer has gone, it rejects
  *   with a `DuplexError` of kind `process_exited`.

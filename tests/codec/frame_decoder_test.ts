@@ -390,3 +390,21 @@ Deno.test({
     assert.deepEqual(h.frames, [{ a: "1234" }]);
   },
 });
+
+Deno.test("FrameDecoder with retainChunks keeps held bytes by reference and still decodes", {
+  permissions: "none",
+}, () => {
+  const frames: unknown[] = [];
+  const decoder = new FrameDecoder({ onFrame: (f) => frames.push(f), retainChunks: true });
+  const bytes = new TextEncoder().encode('{"a":"' + "x".repeat(100) + '"}\n');
+  for (let i = 0; i < bytes.length; i += 7) decoder.push(bytes.subarray(i, i + 7));
+  assert.deepEqual(frames, [{ a: "x".repeat(100) }]);
+  const reused = new Uint8Array(4);
+  const copied: unknown[] = [];
+  const copying = new FrameDecoder({ onFrame: (f) => copied.push(f) });
+  reused.set(new TextEncoder().encode('{"b"'));
+  copying.push(reused);
+  reused.set(new TextEncoder().encode("XXXX")); // the caller reuses its buffer
+  copying.push(new TextEncoder().encode(":1}\n"));
+  assert.deepEqual(copied, [{ b: 1 }], "without retainChunks, pushed bytes are copied");
+});
