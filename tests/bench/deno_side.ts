@@ -1,0 +1,56 @@
+/**
+ * Runs one workload of the Deno side in this process and prints its result
+ * on one `BENCH_RESULT {…}` line (with the process's peak RSS). The runner
+ * starts one such process per measurement:
+ * `deno run -A --v8-flags=--expose-gc tests/bench/deno_side.ts <workload> '<json params>'`.
+ *
+ * @module
+ */
+
+import { report } from "./_measure.ts";
+import { fanOut, type FanOutParams } from "./fan_out.ts";
+import { longSession, type LongSessionParams } from "./memory.ts";
+import { oversized, type OversizedParams } from "./oversized.ts";
+import {
+  throughputBare,
+  throughputLimit,
+  throughputOurs,
+  type ThroughputParams,
+} from "./throughput.ts";
+import {
+  instantTurns,
+  type InstantTurnsParams,
+  type OursOnlyParams,
+  oursOnlyTurns,
+  realTurns,
+  type RealTurnsParams,
+} from "./turns.ts";
+
+// deno-lint-ignore no-explicit-any
+type Params = any;
+
+const WORKLOADS: Record<string, (params: Params) => Promise<Record<string, unknown>>> = {
+  "real-turns": (p: RealTurnsParams) => realTurns(p),
+  "real-turns-ours": (p: OursOnlyParams) => oursOnlyTurns(p),
+  "instant-turns": (p: InstantTurnsParams) => instantTurns(p),
+  "throughput": (p: ThroughputParams) => throughputOurs(p),
+  "throughput-bare": (p: ThroughputParams) => throughputBare(p),
+  "throughput-limit": (p: { frames: number; repeat: number }) =>
+    Promise.resolve(throughputLimit(p)),
+  "fan-out": (p: FanOutParams) => fanOut(p),
+  "long-session": (p: LongSessionParams) => longSession(p),
+  "oversized": (p: OversizedParams) => oversized(p),
+};
+
+if (import.meta.main) {
+  const [name = "", json = "{}"] = Deno.args;
+  const workload = WORKLOADS[name];
+  if (!workload) {
+    throw new Error(
+      `Cannot run workload ${JSON.stringify(name)}: expected one of ${
+        Object.keys(WORKLOADS).join(", ")
+      }`,
+    );
+  }
+  report(await workload(JSON.parse(json)));
+}

@@ -1,0 +1,52 @@
+/**
+ * Keeps the benchmark harness working: runs `tests/bench/run.ts --smoke`
+ * (tiny sizes, a few seconds) and checks that it prints its one table with
+ * every workload. Benchmarks are not tests: no figure is checked here, only
+ * that each workload ran. The official SDK's columns run only when it is
+ * installed (`deno task bench` installs it), the real CLI's only when it is
+ * installed (`deno task test:e2e` installs it); otherwise they say skipped.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const LIMIT_MS = 60_000;
+
+/** The rows of a markdown table, as arrays of trimmed cells (header and rule excluded). */
+function tableRows(text: string): string[][] {
+  const lines = text.split("\n").filter((line) => line.startsWith("|"));
+  return lines.slice(2).map((line) => line.slice(1, -1).split("|").map((cell) => cell.trim()));
+}
+
+Deno.test("bench harness: --smoke runs every workload and prints one table", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "tests/bench/run.ts", "--smoke"],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(LIMIT_MS),
+  }).output();
+  const stdout = new TextDecoder().decode(output.stdout);
+  const stderr = new TextDecoder().decode(output.stderr);
+  assert.equal(output.code, 0, `run.ts --smoke failed:\n${stderr.slice(-3000)}`);
+  const header = stdout.split("\n")[0] ?? "";
+  assert.match(header, /\|\s*#\s*\|\s*workload\s*\|\s*ours\s*\|\s*peer or limit\s*\|\s*ratio\s*\|/);
+  const rows = tableRows(stdout);
+  const ids = rows.map((row) => row[0]);
+  for (const id of ["1", "2a", "2b", "3a", "3b", "3c", "3d", "4a", "4b", "4c", "5", "6", "7"]) {
+    assert.ok(ids.includes(id), `row ${id} is missing:\n${stdout}`);
+  }
+  for (const row of rows) {
+    assert.equal(row.length, 7, `a row does not have 7 cells: ${row.join(" | ")}`);
+    assert.ok(["yes", "NO", "info", "n/a"].includes(row[6] ?? ""), `bad met cell: ${row[6]}`);
+  }
+  // The fake-CLI workloads always run: their rows carry measurements, not "skipped".
+  for (const id of ["2b", "3b", "3c", "3d", "4a", "4b", "4c", "5", "6"]) {
+    const row = rows.find((r) => r[0] === id);
+    assert.notEqual(row?.[2], "skipped", `row ${id} was skipped`);
+  }
+  assert.equal(rows.find((r) => r[0] === "7")?.[2], "not yet: no relay");
+});
