@@ -220,7 +220,7 @@ e2eTest(
 
       await t.step("partial messages arrive as stream_event on a subscription", async () => {
         using sub = session.subscribe({ capacity: 512 });
-        const turn = await session.send("[[slow]] stream me", TURN);
+        const turn = await session.send("[[slow]] stream me", { ...TURN, collectEvents: "all" });
         assert.equal(turn.result.text, "Echo: [[slow]] stream me");
         const seen: SessionEvent[] = [];
         for (;;) {
