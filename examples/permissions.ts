@@ -13,7 +13,7 @@ await using session = await DuplexSession.start({
   },
 });
 
-// A person (here: a timer) answers minutes later, from anywhere in the program.
+// A person (here: a timer) answers later, from anywhere in the program.
 async function askSomeone(request: PermissionRequest): Promise<boolean> {
   console.log(`May ${request.toolName} run with ${JSON.stringify(request.input)}?`);
   await new Promise((resolve) => setTimeout(resolve, 500));
