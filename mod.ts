@@ -25,15 +25,15 @@
  * @module
  */
 
-export {
-  DuplexSession,
-  type DuplexSessionOptions,
-  type InterruptReceipt,
-  type SendOptions,
-  type SubscribeOptions,
-  type Turn,
-  type WaitOptions,
-} from "./src/session/duplex_session.ts";
+export { DuplexSession } from "./src/session/duplex_session.ts";
+export type {
+  DuplexSessionOptions,
+  InterruptReceipt,
+  SendOptions,
+  SubscribeOptions,
+  Turn,
+  WaitOptions,
+} from "./src/session/session_options.ts";
 export type { ControlRequestOptions } from "./src/session/_control_channel.ts";
 export { readSessionInfo, type SessionInfo } from "./src/session/session_info.ts";
 export type {

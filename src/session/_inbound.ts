@@ -33,14 +33,16 @@ export class InboundRequests {
     ): void => {
       if (this.#pending.get(requestId) !== controller) return; // withdrawn meanwhile
       this.#pending.delete(requestId);
-      this.#reply(requestId, outcome).catch(() => {});
+      this.#reply(requestId, outcome).catch((error) => {
+        // A payload JSON cannot carry (a BigInt, a cycle) fails its encoding with a TypeError:
+        // answer with that error instead, so the CLI is never left waiting.
+        if (outcome.ok && error instanceof TypeError) {
+          this.#reply(requestId, { ok: false, error: error.message }).catch(() => {});
+        }
+      });
     };
     Promise.resolve()
       .then(() => handler(controller.signal))
-      .then((payload) => {
-        JSON.stringify(payload); // a payload JSON cannot carry becomes an error reply
-        return payload;
-      })
       .then(
         (payload) => settle({ ok: true, payload }),
         (error) =>

@@ -805,12 +805,3 @@ function streamError(what: string, error: unknown): DiagnosticEvent {
   const reason = error instanceof Error ? error.message : String(error);
   return { type: "diagnostic", kind: "stream_error", message: `${what}: ${reason}` };
 }
-
-export type {
-  DuplexSessionOptions,
-  InterruptReceipt,
-  SendOptions,
-  SubscribeOptions,
-  Turn,
-  WaitOptions,
-};

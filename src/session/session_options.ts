@@ -1,6 +1,6 @@
 // This module is browser compatible.
 /**
- * The options and results of {@linkcode DuplexSession}'s methods.
+ * The options and results of `DuplexSession`'s methods.
  *
  * @module
  */
@@ -15,11 +15,7 @@ import type { ElicitationHandler } from "./elicitation.ts";
 import type { SessionEvent } from "./events.ts";
 import type { TurnResult } from "./turn_result.ts";
 
-/* For links in the docs. */
-import type { DuplexSession } from "./duplex_session.ts";
-export type { DuplexSession };
-
-/** Options of {@linkcode DuplexSession.start}. */
+/** Options of `DuplexSession.start`. */
 export interface DuplexSessionOptions {
   /** What carries the lines: a transport, or a factory that opens one (for example `subprocess()`). */
   transport: Transport | TransportFactory;
@@ -116,7 +112,7 @@ export interface DuplexSessionOptions {
   ) => Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined>;
 }
 
-/** Options of {@linkcode DuplexSession.send}. */
+/** Options of `DuplexSession.send`. */
 export interface SendOptions {
   /** Aborting interrupts the turn in the CLI; `send` then rejects with `signal.reason`. */
   signal?: AbortSignal;
@@ -136,7 +132,7 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-/** Options of {@linkcode DuplexSession.subscribe}. */
+/** Options of `DuplexSession.subscribe`. */
 export interface SubscribeOptions extends SubscriptionOptions {
   /** Start with the events of the turn in flight (up to `capacity`), for late subscribers. */
   replayTurn?: boolean;

@@ -428,3 +428,15 @@ Deno.test("a control_request without a subtype is still answered, with an error"
   assert.equal(reply.subtype, "error");
   assert.match(String(reply.error), /Malformed control request/);
 });
+
+Deno.test("a hook reply JSON cannot carry is answered with the encoding error", async () => {
+  const cli = new ScriptedCli();
+  await using _session = await DuplexSession.start({
+    transport: cli.transport,
+    hooks: { Stop: [{ run: () => ({ hookSpecificOutput: { big: 1n } }) }] },
+  });
+  cli.emit(hookCall("h-big", "hook_0", { hook_event_name: "Stop" }));
+  const reply = await replyTo(cli, "h-big");
+  assert.equal(reply.subtype, "error");
+  assert.match(String(reply.error), /BigInt/);
+});
