@@ -60,6 +60,14 @@ export class ControlRouter {
     else this.#other(requestId, request);
   }
 
+  /** Answers a request that cannot be read (no subtype) with an error: the CLI never waits on us. */
+  refuse(requestId: string): void {
+    this.#reply(requestId, {
+      ok: false,
+      error: "Malformed control request: expected request.subtype",
+    }).catch(() => {});
+  }
+
   /** The CLI withdrew one of its requests. */
   cancel(requestId: string): void {
     if (!this.permissions.cancel(requestId)) this.#requests.cancel(requestId);

@@ -598,15 +598,7 @@ export class DuplexSession implements AsyncDisposable {
         return;
       case "unknown":
         if (frame.frameType === "control_request" && typeof frame.frame.request_id === "string") {
-          // A request we cannot read still gets an answer: the CLI must never wait on us.
-          this.#write({
-            type: "control_response",
-            response: {
-              subtype: "error",
-              request_id: frame.frame.request_id,
-              error: "Malformed control request: expected request.subtype",
-            },
-          }).catch(() => {});
+          this.#router.refuse(frame.frame.request_id); // unreadable, yet answered
         }
         break;
     }
