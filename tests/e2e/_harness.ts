@@ -14,6 +14,8 @@
  * @module
  */
 
+import type { TransportFactory } from "../../mod.ts";
+import { subprocess, type SubprocessOptions } from "../../adapters/subprocess/mod.ts";
 import { type FakeApi, type FakeApiOptions, startFakeApi } from "./fake_api.ts";
 
 /**
@@ -111,6 +113,39 @@ export interface Sandbox {
   readonly work: string;
   /** {@linkcode sandboxEnv} for `api` and `home`. */
   readonly env: Record<string, string>;
+}
+
+/**
+ * The real CLI inside a sandbox: its working directory, its environment and
+ * nothing of the host's.
+ *
+ * @param cli The binary.
+ * @param sandbox Where it runs (`work`, `env`).
+ * @param options More subprocess options (for example `includePartialMessages`).
+ * @returns The transport factory.
+ */
+export function sandboxedCli(
+  cli: string,
+  sandbox: Pick<Sandbox, "work" | "env">,
+  options: SubprocessOptions = {},
+): TransportFactory {
+  return subprocess({
+    binary: cli,
+    cwd: sandbox.work,
+    env: sandbox.env,
+    clearEnv: true,
+    ...options,
+  });
+}
+
+/** Tells whether a path exists. */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -22,8 +22,7 @@ import {
   type SessionEvent,
   tool,
 } from "../../mod.ts";
-import { subprocess } from "../../adapters/subprocess/mod.ts";
-import { e2eTest, processAlive, waitUntil, withSandbox } from "./_harness.ts";
+import { e2eTest, exists, processAlive, sandboxedCli, waitUntil, withSandbox } from "./_harness.ts";
 import type { FakeApi, FakeApiRequest } from "./fake_api.ts";
 
 /** Bound on every turn: a hung turn fails its step (interrupted) instead of hanging the suite. */
@@ -36,15 +35,6 @@ const APPENDED_PROMPT = "Always end with MARKER-APPEND-91c2.";
 const AGENT = "e2e-reviewer";
 const SERVER = "calc";
 const MCP_TOOL = `mcp__${SERVER}__add`;
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The request's system prompt, as one text. */
 function systemText(request: FakeApiRequest): string {
@@ -101,7 +91,7 @@ e2eTest(
       );
 
       await using session = await DuplexSession.start({
-        transport: subprocess({ binary: cli, cwd: work, env, clearEnv: true }),
+        transport: sandboxedCli(cli, { work, env }),
         systemPrompt: CUSTOM_PROMPT,
         appendSystemPrompt: APPENDED_PROMPT,
         agents: {

@@ -5,15 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { DuplexSession } from "../../mod.ts";
-import { subprocess } from "../../adapters/subprocess/mod.ts";
-import { e2eTest, withSandbox } from "./_harness.ts";
+import { e2eTest, sandboxedCli, withSandbox } from "./_harness.ts";
 
 const LATE_MS = 75_000;
 
 e2eTest("a deferred permission answered 75 s later: the tool runs", async (_t, cli) => {
   await withSandbox(async ({ env, work, api }) => {
     await using session = await DuplexSession.start({
-      transport: subprocess({ binary: cli, cwd: work, env, clearEnv: true }),
+      transport: sandboxedCli(cli, { work, env }),
       onPermission: () => ({ behavior: "defer" }),
     });
     const sub = session.subscribe();

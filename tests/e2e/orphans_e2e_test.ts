@@ -57,8 +57,7 @@
 
 import assert from "node:assert/strict";
 import { allow, DuplexSession, isDuplexError } from "../../mod.ts";
-import { subprocess } from "../../adapters/subprocess/mod.ts";
-import { collectText, e2eTest, reap, waitUntil, withSandbox } from "./_harness.ts";
+import { collectText, e2eTest, reap, sandboxedCli, waitUntil, withSandbox } from "./_harness.ts";
 
 /** Bound on every awaited turn. */
 const TURN = { timeoutMs: 20_000 } as const;
@@ -306,7 +305,7 @@ async function open(
 ): Promise<Opened> {
   const asked: string[] = [];
   const session = await DuplexSession.start({
-    transport: subprocess({ binary: cli, cwd: sandbox.work, env: sandbox.env, clearEnv: true }),
+    transport: sandboxedCli(cli, sandbox),
     onPermission: (request) => {
       asked.push(String(request.input.command));
       return allow();

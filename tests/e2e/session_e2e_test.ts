@@ -20,8 +20,7 @@ import {
   type StreamEventFrame,
   type Subscription,
 } from "../../mod.ts";
-import { subprocess } from "../../adapters/subprocess/mod.ts";
-import { e2eTest, processAlive, waitUntil, withSandbox } from "./_harness.ts";
+import { e2eTest, exists, processAlive, sandboxedCli, waitUntil, withSandbox } from "./_harness.ts";
 import type { FakeApi } from "./fake_api.ts";
 
 /** Bound on every turn: a hung turn fails its step (interrupted) instead of hanging the suite. */
@@ -62,15 +61,6 @@ function deltaText(event: SessionEvent): string {
   return delta?.text ?? "";
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The Messages requests received since index `from` (of `api.messageRequests`). */
 function requestsSince(api: FakeApi, from: number): FakeApi["requests"] {
   return api.messageRequests.slice(from);
@@ -83,13 +73,7 @@ e2eTest(
       const asked: PermissionRequest[] = [];
       let decide: PermissionHandler = () => deny("No decision was scripted for this step");
       await using session = await DuplexSession.start({
-        transport: subprocess({
-          binary: cli,
-          cwd: work,
-          env,
-          clearEnv: true,
-          includePartialMessages: true,
-        }),
+        transport: sandboxedCli(cli, { work, env }, { includePartialMessages: true }),
         onPermission: (request) => {
           asked.push(request);
           return decide(request);
@@ -282,13 +266,7 @@ e2eTest(
 e2eTest("DuplexSession + subprocess: the CLI killed from outside mid-turn", async (_t, cli) => {
   await withSandbox(async ({ api, work, env }) => {
     await using session = await DuplexSession.start({
-      transport: subprocess({
-        binary: cli,
-        cwd: work,
-        env,
-        clearEnv: true,
-        includePartialMessages: true,
-      }),
+      transport: sandboxedCli(cli, { work, env }, { includePartialMessages: true }),
     });
     const pid = session.pid;
     assert.ok(pid !== undefined);
@@ -325,7 +303,7 @@ e2eTest("DuplexSession + subprocess: close leaves no process behind", async (_t,
     let grandchild: number | undefined;
     try {
       await using session = await DuplexSession.start({
-        transport: subprocess({ binary: cli, cwd: work, env, clearEnv: true }),
+        transport: sandboxedCli(cli, { work, env }),
         onPermission: () => allow(),
       });
       const pid = session.pid;
