@@ -64,6 +64,7 @@ const EXCERPT_LENGTH = 200;
 const LF = 10;
 const CR = 13;
 const OPEN_BRACE = 123;
+const BOM = 0xfeff;
 
 /**
  * Splits NDJSON into JSON objects. It splits on the `\n` byte first, then
@@ -109,6 +110,7 @@ export class FrameDecoder {
   readonly #onDiagnostic: ((diagnostic: DecodeDiagnostic) => void) | undefined;
   readonly #retain: boolean;
   readonly #decoder = new TextDecoder();
+  readonly #spanDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
   #parts: Uint8Array[] = [];
   #pendingLength = 0;
   #skipping = false;
@@ -195,17 +197,60 @@ export class FrameDecoder {
       start = newline + 1;
       newline = chunk.indexOf(LF, start);
     }
-    while (newline !== -1) {
+    if (newline !== -1) {
+      const last = chunk.lastIndexOf(LF);
+      // Every line of a span no longer than the limit is within it: decode them in one call.
+      if (last - start > this.#max || !this.#span(chunk, start, last)) {
+        this.#lines(chunk, start, newline, last);
+      }
+      start = last + 1;
+    }
+    if (start < length) this.#hold(chunk.subarray(start));
+  }
+
+  /** The complete lines of `chunk` from `start` to the `\n` at `last`, one decode each. */
+  #lines(chunk: Uint8Array, start: number, newline: number, last: number): void {
+    for (;;) {
       const size = newline - start;
       if (size > this.#max) {
         this.#tooLong(chunk.slice(start, start + this.#headLength), size);
       } else {
         this.#bytesLine(chunk, start, newline);
       }
+      if (newline === last) return;
       start = newline + 1;
       newline = chunk.indexOf(LF, start);
     }
-    if (start < length) this.#hold(chunk.subarray(start));
+  }
+
+  /**
+   * Decodes the complete lines from `start` to the `\n` at `last` with one
+   * decoder call (a call per line costs more than its parse), then parses
+   * each. Returns false, having done nothing, if the span is not valid UTF-8:
+   * the caller then decodes line by line so the bad line is found.
+   */
+  #span(chunk: Uint8Array, start: number, last: number): boolean {
+    const text = this.#spanDecoder.decode(chunk.subarray(start, last));
+    if (text.indexOf("\uFFFD") !== -1) return false;
+    let from = 0;
+    for (;;) {
+      const newline = text.indexOf("\n", from);
+      const end = newline === -1 ? text.length : newline;
+      let stop = end;
+      let extra = 0;
+      if (stop > from && text.charCodeAt(stop - 1) === CR) {
+        stop--;
+        extra = 1;
+      }
+      // A line decoded alone loses a leading byte order mark: so does one decoded here.
+      if (from < stop && text.charCodeAt(from) === BOM) {
+        from++;
+        extra += 3;
+      }
+      if (stop > from) this.#textLine(text.slice(from, stop), undefined, "bytes", extra);
+      if (newline === -1) return true;
+      from = newline + 1;
+    }
   }
 
   #hold(tail: Uint8Array): void {
@@ -308,13 +353,24 @@ export class FrameDecoder {
     }
   }
 
-  #textLine(text: string, size: number, unit: string): void {
+  /**
+   * Parses one line. `size` is its length in `unit`s, for diagnostics; when
+   * it is undefined it is counted from `text` (UTF-8 bytes) plus `extraBytes`
+   * (a stripped `\r`), only if a diagnostic needs it.
+   */
+  #textLine(text: string, size: number | undefined, unit: string, extraBytes = 0): void {
     if (text.charCodeAt(0) !== OPEN_BRACE) {
       let i = 0;
       while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++;
       if (i === text.length) return;
       if (text.charCodeAt(i) !== OPEN_BRACE) {
-        this.#diagnose("noise", 'it does not start with "{"', size, text, unit);
+        this.#diagnose(
+          "noise",
+          'it does not start with "{"',
+          size ?? utf8Length(text) + extraBytes,
+          text,
+          unit,
+        );
         return;
       }
     }
@@ -323,12 +379,18 @@ export class FrameDecoder {
       value = JSON.parse(text);
     } catch (error) {
       const why = `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
-      this.#diagnose("invalid_json", why, size, text, unit);
+      this.#diagnose("invalid_json", why, size ?? utf8Length(text) + extraBytes, text, unit);
       return;
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       const what = Array.isArray(value) ? "an array" : value === null ? "null" : typeof value;
-      this.#diagnose("not_an_object", `its JSON value is ${what}, not an object`, size, text, unit);
+      this.#diagnose(
+        "not_an_object",
+        `its JSON value is ${what}, not an object`,
+        size ?? utf8Length(text) + extraBytes,
+        text,
+        unit,
+      );
       return;
     }
     try {
@@ -374,6 +436,29 @@ function isUtf8(bytes: Uint8Array): boolean {
   } catch {
     return false;
   }
+}
+
+/** The length of `text` encoded as UTF-8 (lone surrogates count 3, as `TextEncoder` writes them). */
+function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) {
+      bytes += 1;
+    } else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 2; // 4 bytes for 2 units
+        i++;
+        continue;
+      }
+      bytes += 2;
+    } else {
+      bytes += 2;
+    }
+  }
+  return bytes;
 }
 
 function isJsonSpace(code: number): boolean {

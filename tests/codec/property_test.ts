@@ -160,3 +160,23 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name: "FrameDecoder decodes a chunk's lines together exactly as it decodes them one by one",
+  permissions: "none",
+  fn() {
+    // Pushed whole, a chunk's complete lines are decoded in one call; pushed a byte at a
+    // time, every line is decoded alone. Frames and diagnostics (sizes included) must agree.
+    const bom = encoder.encode("\uFEFF");
+    const lines = fc
+      .array(fc.oneof(garbage, fc.constant(bom), fc.constantFrom(...PIECES)), { maxLength: 12 })
+      .map(concat);
+    fc.assert(
+      fc.property(lines, (bytes) => {
+        const bytewise = decode(cut(bytes, [...bytes.keys()]));
+        assert.deepEqual(decode([bytes]), bytewise);
+      }),
+      { numRuns: 300 },
+    );
+  },
+});
