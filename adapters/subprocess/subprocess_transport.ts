@@ -417,7 +417,8 @@ class SubprocessTransport implements Transport, HostExitMember {
     this.#pid = child.pid;
     this.#lifecycle = lifecycle;
     this.hostSignal = lifecycle.hostSignal;
-    this.info = { kind: "subprocess", pid: child.pid, description };
+    // Stdout chunks are the runtime's fresh read buffers, passed on untouched.
+    this.info = { kind: "subprocess", pid: child.pid, description, freshChunks: true };
     this.#writer = child.stdin.getWriter();
     this.#writer.closed.catch(() => {});
     this.#tail = new StderrTail(lifecycle.stderrTailBytes, TAIL_LINES);

@@ -58,6 +58,20 @@ export interface FrameDecoderOptions {
    * @default {false}
    */
   retainChunks?: boolean;
+  /**
+   * The caller hands each pushed chunk over: nothing else holds a view of its
+   * buffer, and each chunk has a buffer of its own (true of the chunks a
+   * subprocess's stdout yields, not of a `tee()`d stream). Implies
+   * `retainChunks`. When the decoder drops an over-long line it then releases
+   * the buffers it held for it at once (detaches them with
+   * `ArrayBuffer.prototype.transfer`), instead of leaving up to `maxLineBytes`
+   * to the garbage collector while the rest of the line streams in; likewise
+   * the pieces of a long line once they are joined. The buffer of the chunk
+   * being pushed is never detached.
+   *
+   * @default {false}
+   */
+  releaseChunks?: boolean;
 }
 
 const EXCERPT_LENGTH = 200;
@@ -109,6 +123,7 @@ export class FrameDecoder {
   readonly #onFrame: (frame: Record<string, unknown>) => void;
   readonly #onDiagnostic: ((diagnostic: DecodeDiagnostic) => void) | undefined;
   readonly #retain: boolean;
+  readonly #release: boolean;
   readonly #decoder = new TextDecoder();
   readonly #spanDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
   #parts: Uint8Array[] = [];
@@ -140,7 +155,8 @@ export class FrameDecoder {
     this.#headLength = Math.min(EXCERPT_LENGTH, max);
     this.#onFrame = options.onFrame;
     this.#onDiagnostic = options.onDiagnostic;
-    this.#retain = options.retainChunks === true;
+    this.#release = options.releaseChunks === true;
+    this.#retain = this.#release || options.retainChunks === true;
   }
 
   /** Bytes currently held for an unfinished line; never more than `maxLineBytes`. */
@@ -292,8 +308,7 @@ export class FrameDecoder {
       offset += part.length;
     }
     line.set(tail, offset);
-    this.#parts = [];
-    this.#pendingLength = 0;
+    this.#drop(tail);
     return line;
   }
 
@@ -310,9 +325,25 @@ export class FrameDecoder {
       head.set(part.subarray(0, take), offset);
       offset += take;
     }
+    this.#drop(tail);
+    return head;
+  }
+
+  /**
+   * Empties the pending parts; with `releaseChunks`, also frees their buffers
+   * (but the buffer of `current`, the chunk being pushed).
+   */
+  #drop(current: Uint8Array): void {
+    if (this.#release) {
+      for (const part of this.#parts) {
+        const buffer = part.buffer;
+        if (buffer !== current.buffer && buffer instanceof ArrayBuffer && !buffer.detached) {
+          buffer.transfer(0);
+        }
+      }
+    }
     this.#parts = [];
     this.#pendingLength = 0;
-    return head;
   }
 
   #finishSkipping(total: number): void {

@@ -136,7 +136,8 @@ export class DuplexSession implements AsyncDisposable {
       ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
       onFrame: (frame) => this.#onFrame(frame),
       onDiagnostic: (diagnostic) => this.#publish(diagnostic),
-      retainChunks: true, // transports hand over fresh chunks (the Transport contract)
+      retainChunks: true, // transports never change a chunk (the Transport contract)
+      releaseChunks: transport.info.freshChunks === true,
     });
     this.#control = new ControlChannel(
       (frame) => this.#write(frame),

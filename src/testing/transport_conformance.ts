@@ -64,7 +64,9 @@
  *   later write settles and the transport still closes in bounded time.
  *
  * Every step also checks the shape of `readable`'s chunks: `Uint8Array`s, or
- * strings that each hold one line without its newline.
+ * strings that each hold one line without its newline; and, when the
+ * transport declares `info.freshChunks`, that no chunk shares its buffer with
+ * an earlier one.
  *
  * @module
  */
@@ -708,6 +710,8 @@ class OutputReader {
   readonly reader: ReadableStreamDefaultReader<Uint8Array | string>;
   readonly #decoder: FrameDecoder;
   readonly #timeoutMs: number;
+  /** With `info.freshChunks`, the buffers seen so far (each chunk must bring its own). */
+  readonly #buffers: WeakSet<ArrayBufferLike> | undefined;
   #inflight: Promise<boolean> | undefined;
   #done = false;
   #failure: Error | undefined;
@@ -721,6 +725,7 @@ class OutputReader {
     }
     this.reader = readable.getReader();
     this.#timeoutMs = timeoutMs;
+    this.#buffers = transport.info?.freshChunks === true ? new WeakSet() : undefined;
     this.#decoder = new FrameDecoder({
       onFrame: (frame) => this.frames.push(frame),
       onDiagnostic: (diagnostic) => this.diagnostics.push(diagnostic),
@@ -812,6 +817,14 @@ class OutputReader {
         `Expected readable to yield Uint8Array or string chunks; got ${describe(chunk)}`,
       );
       return false;
+    } else if (this.#buffers !== undefined) {
+      if (this.#buffers.has(chunk.buffer)) {
+        this.#failure ??= new Error(
+          "Expected each readable chunk to have a buffer of its own (info.freshChunks is true); " +
+            "one shares its buffer with an earlier chunk",
+        );
+      }
+      this.#buffers.add(chunk.buffer);
     }
     this.#guard(() => this.#decoder.push(chunk));
     return false;

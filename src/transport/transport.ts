@@ -68,6 +68,15 @@ export interface TransportInfo {
    * (milliseconds) while the transport is open. Relayed transports use it.
    */
   readonly keepAliveIntervalMs?: number;
+  /**
+   * Each `readable` chunk has a buffer of its own that nothing else holds
+   * after it was enqueued (true of a subprocess's stdout). The session may
+   * then free a chunk's memory as soon as it is done with it, instead of
+   * waiting for the garbage collector: this bounds the memory an over-long
+   * line costs. Leave it unset when chunks share buffers or are also kept
+   * elsewhere (a `tee()`d stream, a recorder).
+   */
+  readonly freshChunks?: boolean;
 }
 
 /** What a transport factory receives from the session that opens it. */

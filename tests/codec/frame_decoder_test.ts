@@ -408,3 +408,60 @@ Deno.test("FrameDecoder with retainChunks keeps held bytes by reference and stil
   copying.push(new TextEncoder().encode(":1}\n"));
   assert.deepEqual(copied, [{ b: 1 }], "without retainChunks, pushed bytes are copied");
 });
+
+Deno.test("FrameDecoder with releaseChunks frees the buffers of a line it is done with", {
+  permissions: "none",
+}, async (t) => {
+  const encoder = new TextEncoder();
+  /** Pushes each piece as a chunk of its own, as a subprocess's stdout yields them. */
+  function feed(release: boolean, pieces: string[], max = 64) {
+    const frames: unknown[] = [];
+    const kinds: string[] = [];
+    const decoder = new FrameDecoder({
+      maxLineBytes: max,
+      releaseChunks: release,
+      onFrame: (frame) => frames.push(frame),
+      onDiagnostic: (diagnostic) => kinds.push(diagnostic.kind),
+    });
+    const chunks = pieces.map((piece) => encoder.encode(piece));
+    for (const chunk of chunks) decoder.push(chunk);
+    decoder.end();
+    return { frames, kinds, detached: chunks.map((chunk) => chunk.buffer.detached) };
+  }
+  const longLine = ['{"a":"', "x".repeat(40), "x".repeat(40), '"}\n{"b":1}\n'];
+
+  await t.step("an over-long line's held chunks are detached when it is dropped", () => {
+    const out = feed(true, longLine);
+    assert.deepEqual(out.kinds, ["line_too_long"]);
+    assert.deepEqual(out.frames, [{ b: 1 }], "the next line is still decoded");
+    // The chunks held when the limit was crossed are freed; the chunk being pushed is not.
+    assert.deepEqual(out.detached, [true, true, false, false]);
+  });
+  await t.step("without the option nothing is detached", () => {
+    const out = feed(false, longLine);
+    assert.deepEqual(out.frames, [{ b: 1 }]);
+    assert.deepEqual(out.detached, [false, false, false, false]);
+  });
+  await t.step("the pieces of a long valid line are freed once joined", () => {
+    const out = feed(true, ['{"a":', '"yy', 'y"}\n{"c":2}', "\n"], 1024);
+    assert.deepEqual(out.frames, [{ a: "yyy" }, { c: 2 }]);
+    // The third chunk ends the first line and holds the start of the second: it is freed
+    // when the fourth chunk ends that line.
+    assert.deepEqual(out.detached, [true, true, true, false]);
+  });
+  await t.step("slices of the chunk being pushed are never detached", () => {
+    const frames: unknown[] = [];
+    const decoder = new FrameDecoder({
+      maxLineBytes: 16,
+      releaseChunks: true,
+      onFrame: (frame) => frames.push(frame),
+    });
+    const chunk = encoder.encode(`{"a":"${"z".repeat(30)}"}\n{"d":4}\n`);
+    // The session feeds a large chunk in slices: all share one buffer.
+    for (let offset = 0; offset < chunk.length; offset += 8) {
+      decoder.push(chunk.subarray(offset, offset + 8));
+    }
+    assert.equal(chunk.buffer.detached, false);
+    assert.deepEqual(frames, [{ d: 4 }]);
+  });
+});

@@ -180,3 +180,27 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name: "FrameDecoder with releaseChunks decodes fresh chunks exactly as without it",
+  permissions: "none",
+  fn() {
+    fc.assert(
+      fc.property(garbage, fc.array(fc.nat(), { maxLength: 30 }), (bytes, offsets) => {
+        const expected = decode(cut(bytes, offsets), 64);
+        const output: Output = { frames: [], diagnostics: [] };
+        const decoder = new FrameDecoder({
+          maxLineBytes: 64,
+          releaseChunks: true,
+          onFrame: (frame) => output.frames.push(frame),
+          onDiagnostic: (diagnostic) => output.diagnostics.push(diagnostic),
+        });
+        // Each chunk a buffer of its own, as the option requires.
+        for (const chunk of cut(bytes, offsets)) decoder.push(chunk.slice());
+        decoder.end();
+        assert.deepEqual(output, expected);
+      }),
+      { numRuns: 200 },
+    );
+  },
+});

@@ -60,7 +60,7 @@ function wrap(inner: Transport, parts: Partial<Transport>): Transport {
   return {
     readable: parts.readable ?? inner.readable,
     ...(inner.stderr === undefined ? {} : { stderr: inner.stderr }),
-    info: inner.info,
+    info: parts.info ?? inner.info,
     closed: parts.closed ?? inner.closed,
     write: parts.write ?? ((line) => inner.write(line)),
     endInput: parts.endInput ?? (() => inner.endInput()),
@@ -220,4 +220,26 @@ Deno.test("the conformance suite fails a closed that never settles, within its b
     /Expected the peer's exit with code 0 within 500 ms/,
   );
   assert.match(messageOf(t.failed.get("closed-once")), /within 500 ms/);
+});
+
+Deno.test("the conformance suite fails a transport that declares freshChunks but shares buffers", async () => {
+  const t = await runBroken(
+    (inner) => {
+      // Cuts every chunk in two views of one buffer, yet claims each chunk is fresh.
+      const halves = new TransformStream<Uint8Array | string, Uint8Array | string>({
+        transform(chunk, controller) {
+          if (typeof chunk === "string" || chunk.length < 2) return controller.enqueue(chunk);
+          const half = chunk.length >> 1;
+          controller.enqueue(chunk.subarray(0, half));
+          controller.enqueue(chunk.subarray(half));
+        },
+      });
+      return wrap(inner, {
+        readable: inner.readable.pipeThrough(halves),
+        info: { ...inner.info, freshChunks: true },
+      });
+    },
+    ["round-trip"],
+  );
+  assert.match(messageOf(t.failed.get("round-trip")), /a buffer of its own \(info.freshChunks/);
 });

@@ -583,3 +583,37 @@ Deno.test({
     }
   },
 });
+
+Deno.test("subprocess() hands over fresh stdout chunks: a session drops an over-long line and frees it", async (t) => {
+  await t.step("info declares freshChunks", async () => {
+    await using transport = await open();
+    assert.equal(transport.info.freshChunks, true);
+  });
+  await t.step(
+    "a 3 MB line over a 1 MiB limit is reported after the frame before it, then the exit",
+    async () => {
+      // The held pieces of the dropped line are detached (freed) as the session skips it;
+      // the line's size is still counted, and the frames after it are intact.
+      const { DuplexSession } = await import("../../../src/session/duplex_session.ts");
+      await using session = await DuplexSession.start({
+        transport: subprocess(fakeOptions({
+          FAKE_CLAUDE_FINAL_STDOUT_BYTES: "3000000",
+          FAKE_CLAUDE_EXIT_IMMEDIATELY: "1",
+          FAKE_CLAUDE_HELLO: "1",
+        })),
+        maxLineBytes: 1_048_576,
+      });
+      const seen: string[] = [];
+      for await (const event of session.subscribe()) {
+        if (event.type === "diagnostic") seen.push(`${event.kind} ${event.bytes}`);
+        else seen.push(event.type === "unknown" ? event.frameType : event.type);
+        if (event.type === "exit") break;
+      }
+      assert.equal(seen[0], "fake_hello");
+      const tooLong = seen.find((entry) => entry.startsWith("line_too_long"));
+      assert.ok(tooLong, `no line_too_long in ${seen.join(", ")}`);
+      assert.ok(Number(tooLong.split(" ")[1]) > 3_000_000, tooLong);
+      assert.equal(seen.at(-1), "exit");
+    },
+  );
+});
