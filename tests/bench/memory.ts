@@ -17,6 +17,8 @@ export interface LongSessionParams {
   readonly turns: number;
   /** The turn after which growth is measured (the warm-up). */
   readonly baselineTurn: number;
+  /** The turn where the target's growth is read (the run goes on past it, for the leak check). */
+  readonly checkpointTurn?: number;
   readonly sampleEvery: number;
   /** Run the turns on a bare Deno pipe instead of a session. */
   readonly bare?: boolean;
@@ -52,21 +54,36 @@ export async function longSession(params: LongSessionParams): Promise<Record<str
     await session.close();
     await within(reader, 10_000, "the reader");
   }
-  return { turns, baselineTurn, gc, events, ...growth(samples, baselineTurn) };
+  return {
+    turns,
+    baselineTurn,
+    gc,
+    events,
+    ...growth(samples, baselineTurn, params.checkpointTurn),
+  };
 }
 
 type Sample = { turn: number; rssMb: number; heapMb: number };
 
-function growth(samples: Sample[], baselineTurn: number): Record<string, unknown> {
+function growth(
+  samples: Sample[],
+  baselineTurn: number,
+  checkpointTurn?: number,
+): Record<string, unknown> {
   const base = samples.find((s) => s.turn === baselineTurn);
+  const checkpoint = samples.find((s) => s.turn === checkpointTurn) ?? samples.at(-1);
   const end = samples.at(-1);
-  const half = samples[Math.floor((samples.length - 1) / 2)];
+  const half = samples[Math.floor((samples.indexOf(checkpoint as Sample) + 1) / 2)];
   return {
     samples,
-    rssGrowthMb: end && base ? end.rssMb - base.rssMb : NaN,
-    heapGrowthMb: end && base ? end.heapMb - base.heapMb : NaN,
-    // Growth over the second half of the run: a leak keeps growing, warm-up does not.
-    rssGrowthSecondHalfMb: end && half ? end.rssMb - half.rssMb : NaN,
+    rssGrowthMb: checkpoint && base ? checkpoint.rssMb - base.rssMb : NaN,
+    heapGrowthMb: checkpoint && base ? checkpoint.heapMb - base.heapMb : NaN,
+    // Growth over the second half up to the checkpoint: a leak keeps growing, warm-up does not.
+    rssGrowthSecondHalfMb: checkpoint && half ? checkpoint.rssMb - half.rssMb : NaN,
+    // Past the checkpoint (the runtime warm): what a per-turn leak would show.
+    lateTurns: end && checkpoint ? end.turn - checkpoint.turn : 0,
+    lateRssGrowthMb: end && checkpoint ? end.rssMb - checkpoint.rssMb : NaN,
+    lateHeapGrowthMb: end && checkpoint ? end.heapMb - checkpoint.heapMb : NaN,
   };
 }
 
@@ -86,5 +103,11 @@ async function longBare(params: LongSessionParams): Promise<Record<string, unkno
   } finally {
     await pipe.close();
   }
-  return { turns, baselineTurn, gc, bare: true, ...growth(samples, baselineTurn) };
+  return {
+    turns,
+    baselineTurn,
+    gc,
+    bare: true,
+    ...growth(samples, baselineTurn, params.checkpointTurn),
+  };
 }
