@@ -52,8 +52,8 @@ interface ActiveTurn {
 
 const START = Symbol("DuplexSession.start");
 const DRAIN_MS = 2_000;
-/* Bytes decoded between chances for subscribers to catch up (~60 stream_event frames). */
-const SLICE_BYTES = 16_384;
+/* Bytes decoded between chances for subscribers to catch up (~30 stream_event frames). */
+const SLICE_BYTES = 8_192;
 
 /**
  * A long-lived conversation with the Claude Code CLI over its stream-json
