@@ -242,8 +242,9 @@ export class FrameDecoder {
   /**
    * Decodes the complete lines from `start` to the `\n` at `last` with one
    * decoder call (a call per line costs more than its parse), then parses
-   * each. Returns false, having done nothing, if the span is not valid UTF-8:
-   * the caller then decodes line by line so the bad line is found.
+   * each. Returns false, having done nothing, if the span holds a U+FFFD
+   * (invalid UTF-8, or a real U+FFFD): the caller then decodes line by line,
+   * so a bad line is found and reported.
    */
   #span(chunk: Uint8Array, start: number, last: number): boolean {
     const text = this.#spanDecoder.decode(chunk.subarray(start, last));
@@ -387,9 +388,10 @@ export class FrameDecoder {
   /**
    * Parses one line. `size` is its length in `unit`s, for diagnostics; when
    * it is undefined it is counted from `text` (UTF-8 bytes) plus `extraBytes`
-   * (a stripped `\r`), only if a diagnostic needs it.
+   * (a stripped `\r` or byte order mark), only if a diagnostic needs it.
    */
   #textLine(text: string, size: number | undefined, unit: string, extraBytes = 0): void {
+    const sizeOf = (): number => size ?? utf8Length(text) + extraBytes;
     if (text.charCodeAt(0) !== OPEN_BRACE) {
       let i = 0;
       while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++;
@@ -398,7 +400,7 @@ export class FrameDecoder {
         this.#diagnose(
           "noise",
           'it does not start with "{"',
-          size ?? utf8Length(text) + extraBytes,
+          sizeOf(),
           text,
           unit,
         );
@@ -410,7 +412,7 @@ export class FrameDecoder {
       value = JSON.parse(text);
     } catch (error) {
       const why = `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
-      this.#diagnose("invalid_json", why, size ?? utf8Length(text) + extraBytes, text, unit);
+      this.#diagnose("invalid_json", why, sizeOf(), text, unit);
       return;
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -418,7 +420,7 @@ export class FrameDecoder {
       this.#diagnose(
         "not_an_object",
         `its JSON value is ${what}, not an object`,
-        size ?? utf8Length(text) + extraBytes,
+        sizeOf(),
         text,
         unit,
       );
