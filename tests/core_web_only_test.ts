@@ -15,10 +15,13 @@ async function* sourceFiles(dir: URL): AsyncGenerator<URL> {
   }
 }
 
-Deno.test("src/ and mod.ts use no Deno API", { permissions: { read: ["."] } }, async () => {
+Deno.test("src/, mod.ts and the remote adapter use no Deno API", {
+  permissions: { read: ["."] },
+}, async () => {
   const offenders: string[] = [];
   const files = [new URL("mod.ts", root)];
   for await (const file of sourceFiles(new URL("src/", root))) files.push(file);
+  for await (const file of sourceFiles(new URL("adapters/remote/", root))) files.push(file);
   assert.ok(files.length > 10, "the scan found the core's files");
   for (const file of files) {
     const text = await Deno.readTextFile(file);
@@ -32,11 +35,14 @@ Deno.test("src/ and mod.ts use no Deno API", { permissions: { read: ["."] } }, a
   assert.deepEqual(offenders, []);
 });
 
-Deno.test("core files declare that they are browser compatible", {
+Deno.test("core and remote adapter files declare that they are browser compatible", {
   permissions: { read: ["."] },
 }, async () => {
   const missing: string[] = [];
-  for await (const file of sourceFiles(new URL("src/", root))) {
+  const files: URL[] = [];
+  for await (const file of sourceFiles(new URL("src/", root))) files.push(file);
+  for await (const file of sourceFiles(new URL("adapters/remote/", root))) files.push(file);
+  for (const file of files) {
     const text = await Deno.readTextFile(file);
     if (!text.startsWith("// This module is browser compatible.")) {
       missing.push(file.pathname.slice(root.pathname.length));

@@ -1,0 +1,39 @@
+// This module is browser compatible.
+/**
+ * Drives a `claude` that a relay (`@duplex/claude/relay`) runs on another
+ * host, over one WebSocket, from any runtime with the Web `WebSocket`: Deno
+ * Deploy-style workers that cannot spawn processes included.
+ *
+ * {@linkcode remote} returns a transport factory for `DuplexSession.start`.
+ * The transport authenticates with a bearer token (sent as a WebSocket
+ * subprotocol, since the Web `WebSocket` cannot set headers), asks the relay
+ * to spawn `claude` within the relay's policy, and moves the CLI's stdout
+ * bytes and your input lines with sequence numbers. When the connection
+ * drops, it reconnects and resumes the same process: output is replayed from
+ * the last chunk it saw and unacknowledged input is sent again, so nothing is
+ * lost or duplicated (pending permission requests included) while the relay
+ * keeps the session (its grace period). Heartbeats detect a dead relay.
+ *
+ * @example Drive a claude that a relay runs elsewhere
+ * ```ts ignore
+ * import { DuplexSession } from "@duplex/claude";
+ * import { remote } from "@duplex/claude/remote";
+ *
+ * await using session = await DuplexSession.start({
+ *   transport: remote({
+ *     url: "wss://relay.example.com/v1",
+ *     token: Deno.env.get("RELAY_TOKEN") ?? "",
+ *     spawn: { model: "sonnet", permissionMode: "default" },
+ *   }),
+ *   onPermission: (request) => ({ behavior: "deny", message: `no ${request.toolName} here` }),
+ * });
+ * const turn = await session.send("Say hi.");
+ * console.log(turn.result.text);
+ * ```
+ *
+ * @module
+ */
+
+export { remote, type RemoteOptions } from "./remote_transport.ts";
+export type { WebSocketConstructor } from "./_socket.ts";
+export type { SpawnRequest } from "../../src/remote/wire.ts";

@@ -1,0 +1,223 @@
+// This module is browser compatible.
+/**
+ * The wire protocol between `@duplex/claude/remote` (the client, in an edge
+ * worker) and `@duplex/claude/relay` (the server that runs `claude`), over one
+ * WebSocket per session connection. Version 1.
+ *
+ * - Authentication: the bearer token travels as a WebSocket subprotocol,
+ *   `duplex-claude.bearer.<base64url(token)>`, next to {@linkcode SUBPROTOCOL}
+ *   (the Web `WebSocket` constructor cannot set headers); an
+ *   `Authorization: Bearer <token>` header is accepted too.
+ * - Control messages are text frames holding one JSON object each
+ *   ({@linkcode ClientMessage}, {@linkcode RelayMessage}).
+ * - The CLI's stdout travels as binary frames: an 8-byte big-endian sequence
+ *   number, then the bytes exactly as the CLI wrote them (cut anywhere: the
+ *   session's decoder frames, bounds and checks them as it does for a local
+ *   process). Stdout chunks, stderr lines and the exit share one output
+ *   sequence, starting at 1.
+ * - Input lines carry their own sequence, starting at 1. The relay applies
+ *   each once, in order, and acknowledges them; the client acknowledges
+ *   output. After a dropped connection the client reconnects with
+ *   `resume: { session, after }` and re-sends unacknowledged input; the relay
+ *   replays output after `after`. Nothing is lost or duplicated while the
+ *   relay still holds what the client has not acknowledged.
+ *
+ * @module
+ */
+
+import type { TransportExit } from "../errors.ts";
+
+/** The WebSocket subprotocol of this protocol version. */
+export const SUBPROTOCOL = "duplex-claude.v1";
+
+/** Prefix of the subprotocol that carries the bearer token (base64url after it). */
+export const BEARER_PREFIX = "duplex-claude.bearer.";
+
+/** Bytes of the sequence number in front of each binary (stdout) frame. */
+export const SEQ_BYTES = 8;
+
+/**
+ * What a client may ask the relay to spawn. The relay's policy decides which
+ * of these a client may choose and from which values; nothing else (no raw
+ * arguments, MCP configs or permission bypasses) can be asked for.
+ */
+export interface SpawnRequest {
+  /** Model alias or name, for example `"sonnet"`. */
+  model?: string;
+  /** Permission mode (the relay refuses `bypassPermissions` unless its policy allows it). */
+  permissionMode?: string;
+  /** `stream_event` frames for partial messages. */
+  includePartialMessages?: boolean;
+  /** Stop after this many agentic turns per prompt. */
+  maxTurns?: number;
+  /** A sub-folder of the relay's workspace root to run in. */
+  cwd?: string;
+  /** Resume an earlier CLI conversation by its session id. */
+  resume?: string;
+}
+
+/** Messages from the client (text frames). */
+export type ClientMessage =
+  | {
+    /** First message of every connection. */
+    t: "hello";
+    v: 1;
+    /** For a new session: what to spawn. */
+    spawn?: SpawnRequest;
+    /** To continue a session after a dropped connection. */
+    resume?: { session: string; after: number };
+  }
+  | { t: "in"; seq: number; line: string }
+  | { t: "ack"; seq: number }
+  | { t: "eof" }
+  | { t: "close" }
+  | { t: "ping"; at: number }
+  | { t: "pong"; at: number };
+
+/** Kinds of a relay's refusal. */
+export type RelayErrorKind =
+  | "unauthorized"
+  | "not_permitted"
+  | "protocol"
+  | "unknown_session"
+  | "resume_gap"
+  | "spawn_failed"
+  | "busy";
+
+/** Messages from the relay (text frames; stdout travels in binary frames). */
+export type RelayMessage =
+  | {
+    /** Answer to `hello`: the session token to resume with, and the last input applied. */
+    t: "ready";
+    session: string;
+    resumed: boolean;
+    inSeq: number;
+    /** The CLI's process id, when the relay chooses to tell. */
+    pid?: number;
+    /** How long the relay keeps a disconnected session, in milliseconds. */
+    graceMs: number;
+  }
+  | { t: "err"; seq: number; line: string }
+  | { t: "exit"; seq: number; exit: TransportExit }
+  | { t: "ack"; seq: number }
+  | { t: "error"; kind: RelayErrorKind; message: string }
+  | { t: "ping"; at: number }
+  | { t: "pong"; at: number };
+
+/** WebSocket close codes the relay uses. */
+export const CLOSE = {
+  /** Normal end (the session ended). */
+  normal: 1000,
+  /** The peer broke the protocol. */
+  protocol: 1002,
+  /** Policy refusal (bad token, option not allowed). */
+  policy: 1008,
+  /** The relay shuts down. */
+  goingAway: 1001,
+  /** A newer connection took the session over. */
+  replaced: 4000,
+  /** The session is unknown or its output needed for the resume is gone. */
+  cannotResume: 4004,
+} as const;
+
+/**
+ * Encodes a token as the bearer subprotocol.
+ *
+ * @param token The bearer token.
+ * @returns `duplex-claude.bearer.<base64url>`.
+ */
+export function bearerProtocol(token: string): string {
+  const bytes = new TextEncoder().encode(token);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  const base64 = btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return BEARER_PREFIX + base64;
+}
+
+/**
+ * Reads the token out of a bearer subprotocol.
+ *
+ * @param protocol One offered subprotocol.
+ * @returns The token, or undefined if this is not a bearer subprotocol or not valid base64url.
+ */
+export function tokenFromProtocol(protocol: string): string | undefined {
+  if (!protocol.startsWith(BEARER_PREFIX)) return undefined;
+  const body = protocol.slice(BEARER_PREFIX.length).replaceAll("-", "+").replaceAll("_", "/");
+  try {
+    const binary = atob(body + "=".repeat((4 - (body.length % 4)) % 4));
+    const bytes = Uint8Array.from(binary, (char) => char.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Frames stdout bytes with their sequence number.
+ *
+ * @param seq The output sequence number.
+ * @param bytes The bytes.
+ * @returns A new buffer: 8-byte big-endian `seq`, then `bytes`.
+ */
+export function encodeOutput(seq: number, bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  const frame = new Uint8Array(SEQ_BYTES + bytes.length);
+  const view = new DataView(frame.buffer);
+  view.setUint32(0, Math.floor(seq / 2 ** 32));
+  view.setUint32(4, seq >>> 0);
+  frame.set(bytes, SEQ_BYTES);
+  return frame;
+}
+
+/**
+ * Splits a binary frame into its sequence number and bytes.
+ *
+ * @param frame A binary frame from the relay.
+ * @returns The sequence number and a view of the bytes, or undefined when the frame is too short.
+ */
+export function decodeOutput(frame: Uint8Array): { seq: number; bytes: Uint8Array } | undefined {
+  if (frame.length < SEQ_BYTES) return undefined;
+  const view = new DataView(frame.buffer, frame.byteOffset, SEQ_BYTES);
+  const seq = view.getUint32(0) * 2 ** 32 + view.getUint32(4);
+  return { seq, bytes: frame.subarray(SEQ_BYTES) };
+}
+
+/**
+ * Compares two strings in time that depends only on their lengths.
+ *
+ * @param a One string (the expected secret).
+ * @param b The other (what was offered).
+ * @returns True if they are equal.
+ */
+export function timingSafeEqual(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  let diff = x.length ^ y.length;
+  const length = Math.max(x.length, y.length);
+  for (let i = 0; i < length; i++) {
+    diff |= (x[i % (x.length || 1)] ?? 0) ^ (y[i % (y.length || 1)] ?? 0);
+  }
+  return diff === 0;
+}
+
+/**
+ * Parses a text frame as a message: an object with a string `t`.
+ *
+ * @param text The frame's text.
+ * @returns The object, or undefined if it is not JSON or has no string `t`.
+ */
+export function parseMessage(text: string): Record<string, unknown> & { t: string } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const t = (value as { t?: unknown }).t;
+  return typeof t === "string" ? value as Record<string, unknown> & { t: string } : undefined;
+}
+
+/** True for a sequence number: a safe integer >= 0. */
+export function isSeq(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}

@@ -1,0 +1,140 @@
+/**
+ * A scriptable relay for the remote transport's unit tests: it speaks the
+ * wire protocol on 127.0.0.1 and lets each test decide what to answer.
+ *
+ * @module
+ */
+
+import {
+  bearerProtocol,
+  encodeOutput,
+  parseMessage,
+  type RelayMessage,
+  SUBPROTOCOL,
+  tokenFromProtocol,
+} from "../../../src/remote/wire.ts";
+
+export const TOKEN = "test-token";
+
+/** One accepted connection, as the test sees it. */
+export class Connection {
+  readonly socket: WebSocket;
+  readonly token: string | undefined;
+  readonly received: Record<string, unknown>[] = [];
+  readonly #waiters: {
+    match: (m: Record<string, unknown>) => boolean;
+    resolve: (m: Record<string, unknown>) => void;
+  }[] = [];
+  readonly opened: Promise<void>;
+  readonly closedCode: Promise<number>;
+
+  constructor(socket: WebSocket, token: string | undefined) {
+    this.socket = socket;
+    this.token = token;
+    this.opened = new Promise((resolve) => socket.addEventListener("open", () => resolve()));
+    this.closedCode = new Promise((resolve) =>
+      socket.addEventListener("close", (event) => resolve(event.code))
+    );
+    socket.addEventListener("message", (event) => {
+      if (typeof event.data !== "string") return;
+      const message = parseMessage(event.data);
+      if (!message) return;
+      const waiter = this.#waiters.find((w) => w.match(message));
+      if (waiter) {
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+        waiter.resolve(message);
+      } else {
+        this.received.push(message);
+      }
+    });
+  }
+
+  /** The first message received (or to be received) of type `t` (and matching `where`). */
+  next(
+    t: string,
+    where: (m: Record<string, unknown>) => boolean = () => true,
+  ): Promise<Record<string, unknown>> {
+    const match = (m: Record<string, unknown>): boolean => m.t === t && where(m);
+    const seen = this.received.find(match);
+    if (seen) {
+      this.received.splice(this.received.indexOf(seen), 1);
+      return Promise.resolve(seen);
+    }
+    return new Promise((resolve) => this.#waiters.push({ match, resolve }));
+  }
+
+  send(message: RelayMessage): void {
+    this.socket.send(JSON.stringify(message));
+  }
+
+  output(seq: number, text: string): void {
+    this.socket.send(encodeOutput(seq, new TextEncoder().encode(text)));
+  }
+
+  close(code = 1000): void {
+    this.socket.close(code);
+  }
+}
+
+/** A fake relay: each accepted connection is handed to `onConnection`. */
+export class FakeRelay {
+  readonly url: string;
+  readonly connections: Connection[] = [];
+  readonly #server: Deno.HttpServer;
+  #waiting: ((connection: Connection) => void)[] = [];
+  readonly #unclaimed: Connection[] = [];
+
+  constructor(options: { protocol?: string } = {}) {
+    this.#server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+      const offered = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) =>
+        p.trim()
+      );
+      const token = offered.map(tokenFromProtocol).find((t) => t !== undefined);
+      const { socket, response } = Deno.upgradeWebSocket(request, {
+        protocol: options.protocol ?? (offered.includes(SUBPROTOCOL) ? SUBPROTOCOL : ""),
+      });
+      const connection = new Connection(socket, token);
+      this.connections.push(connection);
+      const waiter = this.#waiting.shift();
+      if (waiter) waiter(connection);
+      else this.#unclaimed.push(connection);
+      return response;
+    });
+    this.url = `ws://127.0.0.1:${(this.#server.addr as Deno.NetAddr).port}/v1`;
+  }
+
+  /** The next connection (or one already accepted and not yet taken). */
+  accept(): Promise<Connection> {
+    const unclaimed = this.#unclaimed.shift();
+    if (unclaimed) return Promise.resolve(unclaimed);
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    for (const connection of this.connections) {
+      try {
+        connection.socket.close(1001);
+      } catch { /* closed */ }
+    }
+    await this.#server.shutdown();
+  }
+}
+
+/** Answers a hello with ready, as a relay that spawned a process. */
+export async function handshake(
+  connection: Connection,
+  session = "s-1",
+  inSeq = 0,
+): Promise<Record<string, unknown>> {
+  const hello = await connection.next("hello");
+  connection.send({
+    t: "ready",
+    session,
+    resumed: hello.resume !== undefined,
+    inSeq,
+    graceMs: 1000,
+  });
+  return hello;
+}
+
+export { bearerProtocol };

@@ -1,0 +1,285 @@
+import assert from "node:assert/strict";
+import { remote, type RemoteOptions } from "../../../adapters/remote/mod.ts";
+import { DuplexError, isDuplexError } from "../../../src/errors.ts";
+import { SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import type { Transport } from "../../../src/transport/transport.ts";
+import { type Connection, FakeRelay, handshake, TOKEN } from "./_fake_relay.ts";
+
+const PERMISSIONS: Deno.PermissionOptions = { net: ["127.0.0.1"] };
+
+function open(relay: FakeRelay, options: Partial<RemoteOptions> = {}): Promise<Transport> {
+  return remote({
+    url: relay.url,
+    token: TOKEN,
+    connectTimeoutMs: 2_000,
+    reconnect: { attempts: 3, initialDelayMs: 10, maxDelayMs: 50 },
+    closeTimeoutMs: 1_000,
+    ...options,
+  })({ signal: new AbortController().signal });
+}
+
+async function connect(
+  relay: FakeRelay,
+  options: Partial<RemoteOptions> = {},
+): Promise<{ transport: Transport; connection: Connection }> {
+  const opening = open(relay, options);
+  const connection = await relay.accept();
+  await handshake(connection);
+  return { transport: await opening, connection };
+}
+
+async function readText(
+  transport: Transport,
+  reader?: ReadableStreamDefaultReader<Uint8Array | string>,
+): Promise<string> {
+  const r = reader ?? transport.readable.getReader();
+  const { value, done } = await r.read();
+  if (reader === undefined) r.releaseLock();
+  if (done) return "<done>";
+  return typeof value === "string" ? value : new TextDecoder().decode(value);
+}
+
+async function withRelay(fn: (relay: FakeRelay) => Promise<void>): Promise<void> {
+  const relay = new FakeRelay();
+  try {
+    await fn(relay);
+  } finally {
+    await relay.close();
+  }
+}
+
+Deno.test("remote() checks its options before connecting", () => {
+  assert.throws(() => remote({ url: "http://x", token: "t" }), TypeError);
+  assert.throws(() => remote({ url: "ws://x", token: "" }), /token/);
+  assert.throws(
+    () => remote({ url: "ws://x", token: "t", heartbeatMs: -1 }),
+    /heartbeatMs must be a number >= 0/,
+  );
+});
+
+Deno.test("remote() authenticates with the bearer subprotocol and sends the spawn request", {
+  permissions: PERMISSIONS,
+}, () =>
+  withRelay(async (relay) => {
+    const opening = open(relay, { spawn: { model: "sonnet", permissionMode: "plan" } });
+    const connection = await relay.accept();
+    assert.equal(connection.token, TOKEN);
+    const hello = await handshake(connection);
+    assert.deepEqual(hello, {
+      t: "hello",
+      v: 1,
+      spawn: { model: "sonnet", permissionMode: "plan" },
+    });
+    const transport = await opening;
+    assert.equal(transport.info.kind, "remote");
+    assert.equal(transport.info.freshChunks, true);
+    connection.send({
+      t: "exit",
+      seq: 1,
+      exit: { code: 0, signal: null, stderrTail: "", requested: false },
+    });
+    assert.equal((await transport.closed).code, 0);
+  }));
+
+Deno.test("remote() maps the relay's refusals to DuplexError kinds", {
+  permissions: PERMISSIONS,
+}, async (t) => {
+  for (
+    const [kind, expected] of [
+      ["unauthorized", "unauthorized"],
+      ["not_permitted", "not_permitted"],
+      ["spawn_failed", "process_exited"],
+      ["busy", "closed"],
+    ] as const
+  ) {
+    await t.step(kind, () =>
+      withRelay(async (relay) => {
+        const opening = open(relay);
+        const connection = await relay.accept();
+        await connection.next("hello");
+        connection.send({ t: "error", kind, message: "no" });
+        connection.close(1008);
+        const error = await opening.then(() => undefined, (e: unknown) => e);
+        assert.ok(isDuplexError(error), String(error));
+        assert.equal((error as DuplexError).kind, expected);
+        assert.match((error as DuplexError).message, new RegExp(`${kind}: no`));
+      }));
+  }
+});
+
+Deno.test("remote() fails clearly when nothing listens, or the server is not a relay", {
+  permissions: PERMISSIONS,
+}, async (t) => {
+  await t.step("nothing listens", async () => {
+    const relay = new FakeRelay();
+    const url = relay.url;
+    await relay.close();
+    const error = await remote({ url, token: TOKEN, connectTimeoutMs: 2_000 })({
+      signal: new AbortController().signal,
+    }).then(() => undefined, (e: unknown) => e);
+    assert.ok(isDuplexError(error) && error.kind === "closed", String(error));
+  });
+  await t.step("a server that picks no subprotocol", async () => {
+    const relay = new FakeRelay({ protocol: "" });
+    try {
+      const error = await open(relay).then(() => undefined, (e: unknown) => e);
+      assert.ok(isDuplexError(error), String(error));
+      assert.match(
+        String((error as Error).message),
+        new RegExp(`it chose subprotocol "", not "${SUBPROTOCOL}"`),
+      );
+    } finally {
+      await relay.close();
+    }
+  });
+  await t.step("no answer to hello within connectTimeoutMs", () =>
+    withRelay(async (relay) => {
+      const opening = open(relay, { connectTimeoutMs: 100 });
+      await relay.accept();
+      const error = await opening.then(() => undefined, (e: unknown) => e);
+      assert.ok(isDuplexError(error) && error.kind === "timeout", String(error));
+    }));
+});
+
+Deno.test("remote() moves input with sequence numbers and output in order", {
+  permissions: PERMISSIONS,
+}, () =>
+  withRelay(async (relay) => {
+    const { transport, connection } = await connect(relay);
+    const first = transport.write('{"n":1}');
+    const second = transport.write('{"n":2}');
+    assert.deepEqual(await connection.next("in"), { t: "in", seq: 1, line: '{"n":1}' });
+    assert.deepEqual(await connection.next("in"), { t: "in", seq: 2, line: '{"n":2}' });
+    let settled = false;
+    void first.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(settled, false, "a write settles when the relay has applied it");
+    connection.send({ t: "ack", seq: 2 });
+    await Promise.all([first, second]);
+    connection.output(1, '{"a":1}\n{"b"');
+    connection.output(2, ":2}\n");
+    const reader = transport.readable.getReader();
+    assert.equal(await readText(transport, reader), '{"a":1}\n{"b"');
+    connection.output(1, "replayed, ignored\n"); // a duplicate (seq already seen)
+    assert.equal(await readText(transport, reader), ":2}\n");
+    assert.deepEqual(await connection.next("ack"), { t: "ack", seq: 2 }, "output acknowledged");
+    connection.send({ t: "err", seq: 3, line: "warning: x" });
+    const stderr = transport.stderr?.getReader();
+    assert.equal((await stderr?.read())?.value, "warning: x");
+    stderr?.releaseLock();
+    const closing = transport.close();
+    await connection.next("close");
+    connection.send({
+      t: "exit",
+      seq: 4,
+      exit: { code: 143, signal: null, stderrTail: "warning: x", requested: true },
+    });
+    const exit = await closing;
+    assert.equal(exit.code, 143);
+    assert.equal(exit.requested, true);
+    assert.equal(await readText(transport, reader), "<done>");
+    await assert.rejects(transport.write("{}"), (e: unknown) =>
+      isDuplexError(e) && e.kind === "closed");
+  }));
+
+Deno.test("remote() ends the transport on an output gap (never delivers out of order)", {
+  permissions: PERMISSIONS,
+}, () =>
+  withRelay(async (relay) => {
+    const { transport, connection } = await connect(relay, { reconnect: false });
+    const pending = transport.write("{}");
+    connection.output(2, "skipped one\n");
+    const exit = await transport.closed;
+    assert.match(exit.reason ?? "", /output 2 after 0 \(a gap\)/);
+    await assert.rejects(pending, (e: unknown) => isDuplexError(e) && e.kind === "process_exited");
+    assert.equal(await readText(transport), "<done>");
+  }));
+
+Deno.test("remote() resumes after a dropped connection: nothing lost, nothing twice", {
+  permissions: PERMISSIONS,
+}, () =>
+  withRelay(async (relay) => {
+    const { transport, connection } = await connect(relay);
+    const reader = transport.readable.getReader();
+    connection.output(1, "one\n");
+    assert.equal(await readText(transport, reader), "one\n");
+    const first = transport.write("in-1");
+    const second = transport.write("in-2");
+    await connection.next("in", (m) => m.seq === 2);
+    connection.close(4999); // the connection drops (the client sent no close message)
+    const resumed = await relay.accept();
+    const hello = await resumed.next("hello");
+    assert.deepEqual(hello.resume, { session: "s-1", after: 1 });
+    // The relay had applied in-1 only; it replays output 1 (seen) and 2 (not seen).
+    resumed.send({ t: "ready", session: "s-1", resumed: true, inSeq: 1, graceMs: 1000 });
+    await first;
+    assert.deepEqual(await resumed.next("in"), { t: "in", seq: 2, line: "in-2" }, "resent");
+    resumed.output(1, "one\n");
+    resumed.output(2, "two\n");
+    resumed.send({ t: "ack", seq: 2 });
+    await second;
+    assert.equal(await readText(transport, reader), "two\n");
+    resumed.send({
+      t: "exit",
+      seq: 3,
+      exit: { code: 0, signal: null, stderrTail: "", requested: false },
+    });
+    assert.equal(await readText(transport, reader), "<done>");
+    assert.equal((await transport.closed).code, 0);
+  }));
+
+Deno.test("remote() ends with the reason when the relay cannot resume", {
+  permissions: PERMISSIONS,
+}, () =>
+  withRelay(async (relay) => {
+    const { transport, connection } = await connect(relay);
+    connection.close(4999);
+    const again = await relay.accept();
+    await again.next("hello");
+    again.send({ t: "error", kind: "resume_gap", message: "output 2..9 is gone" });
+    again.close(4004);
+    const exit = await transport.closed;
+    assert.match(exit.reason ?? "", /cannot resume the session: resume_gap: output 2..9 is gone/);
+  }));
+
+Deno.test("remote() gives up after its reconnection attempts", {
+  permissions: PERMISSIONS,
+}, async () => {
+  const relay = new FakeRelay();
+  const { transport } = await connect(relay);
+  await relay.close(); // closes the socket and stops listening
+  const exit = await transport.closed;
+  assert.match(exit.reason ?? "", /could not reconnect after 3 attempt\(s\)/);
+});
+
+Deno.test("remote() drops a silent relay after two heartbeats, then resumes", {
+  permissions: PERMISSIONS,
+}, () =>
+  withRelay(async (relay) => {
+    const { transport, connection } = await connect(relay, { heartbeatMs: 50 });
+    assert.deepEqual(Object.keys(await connection.next("ping")), ["t", "at"]);
+    // The relay never answers: the client gives up on this socket and resumes on a new one.
+    const resumed = await relay.accept();
+    assert.deepEqual((await resumed.next("hello")).resume, { session: "s-1", after: 0 });
+    resumed.send({ t: "ready", session: "s-1", resumed: true, inSeq: 0, graceMs: 1000 });
+    resumed.send({ t: "ping", at: 7 });
+    assert.deepEqual(await resumed.next("pong"), { t: "pong", at: 7 });
+    resumed.send({
+      t: "exit",
+      seq: 1,
+      exit: { code: 0, signal: null, stderrTail: "", requested: false },
+    });
+    assert.equal((await transport.closed).code, 0);
+  }));
+
+Deno.test("remote() close() is bounded when the relay never reports the exit", {
+  permissions: PERMISSIONS,
+}, () =>
+  withRelay(async (relay) => {
+    const { transport, connection } = await connect(relay, { closeTimeoutMs: 100 });
+    const exit = await transport.close();
+    assert.equal((await connection.next("close")).t, "close");
+    assert.match(exit.reason ?? "", /did not report the exit within 100 ms/);
+    assert.equal(exit.requested, true);
+    assert.deepEqual(await transport.close(), exit, "idempotent");
+  }));
