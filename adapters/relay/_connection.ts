@@ -1,0 +1,353 @@
+/**
+ * One WebSocket connection to the relay: the hello, then the messages of
+ * the session it attached to, with a heartbeat.
+ *
+ * @module
+ */
+
+import { isSeq, parseMessage } from "../../src/remote/wire.ts";
+import { Refusal } from "./_policy.ts";
+import type { Peer, RelaySession } from "./_relay_session.ts";
+
+/** What a connection needs from the relay. */
+export interface ConnectionHost {
+  /** How often to ping; a connection silent for twice as long is dropped. */
+  readonly heartbeatMs: number;
+  /** How long to wait for the hello. */
+  readonly helloTimeoutMs: number;
+  /** Whether connections may resume sessions. */
+  readonly allowResume: boolean;
+  /**
+   * The most a socket may have queued and not yet sent; past it the socket is
+   * dropped (the client resumes from the session's bounded replay buffer), so
+   * a client that stops reading cannot grow the relay's memory without bound.
+   */
+  readonly sendQueueBytes: number;
+  /** True once the relay is closing. */
+  readonly closing: boolean;
+  /**
+   * Spawns a session for a spawn request.
+   *
+   * @throws {Refusal} When it is not allowed or fails.
+   */
+  spawn(request: unknown): Promise<RelaySession>;
+  /** The session with this token, if any. */
+  find(token: string): RelaySession | undefined;
+  /** Called once when the connection is done. */
+  removeConnection(connection: RelayConnection): void;
+}
+
+/** Messages taken while the session is being spawned, at most. */
+const MAX_QUEUED = 1024;
+/** The most bytes of a close reason (the WebSocket limit is 123). */
+const MAX_REASON_BYTES = 120;
+
+type State = "hello" | "starting" | "open" | "closed";
+
+/** One client connection. */
+export class RelayConnection implements Peer {
+  /** Resolves when the socket has closed. */
+  readonly closed: Promise<void>;
+  readonly #socket: WebSocket;
+  readonly #host: ConnectionHost;
+  #state: State = "hello";
+  #session: RelaySession | undefined;
+  #queued: string[] = [];
+  #lastSeen = Date.now();
+  #helloTimer: ReturnType<typeof setTimeout> | undefined;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  #cleaned = false;
+
+  /**
+   * Takes over an upgraded socket.
+   *
+   * @param socket The server side of the WebSocket.
+   * @param host The relay.
+   * @param authorized Whether the token was accepted.
+   */
+  constructor(socket: WebSocket, host: ConnectionHost, authorized: boolean) {
+    this.#socket = socket;
+    this.#host = host;
+    socket.binaryType = "arraybuffer";
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.closed = promise;
+    socket.onopen = () => {
+      if (this.#state === "closed") return;
+      if (!authorized) {
+        this.#refuse(
+          new Refusal(
+            "unauthorized",
+            "Cannot connect to the relay: the bearer token is missing or wrong; pass a token " +
+              "the relay was started with",
+          ),
+        );
+        return;
+      }
+      this.#helloTimer = setTimeout(() => {
+        this.#helloTimer = undefined;
+        this.#refuse(
+          new Refusal("protocol", `No hello within ${host.helloTimeoutMs} ms`),
+        );
+      }, host.helloTimeoutMs);
+    };
+    socket.onmessage = (event) => this.#onMessage(event);
+    socket.onerror = () => {};
+    socket.onclose = () => {
+      this.#state = "closed";
+      this.#cleanUp();
+      resolve();
+    };
+  }
+
+  /**
+   * Sends a text frame, unless the socket is closing.
+   *
+   * @param text The text.
+   */
+  sendText(text: string): void {
+    if (this.#state === "closed" || this.#socket.readyState !== WebSocket.OPEN) return;
+    try {
+      this.#socket.send(text);
+    } catch {
+      // Closed meanwhile: the close event detaches the session.
+    }
+  }
+
+  /**
+   * Sends a binary frame, unless the socket is closing.
+   *
+   * @param frame The bytes.
+   */
+  sendBinary(frame: Uint8Array<ArrayBuffer>): void {
+    if (this.#state === "closed" || this.#socket.readyState !== WebSocket.OPEN) return;
+    try {
+      this.#socket.send(frame);
+    } catch {
+      // As above.
+    }
+    if (this.#socket.bufferedAmount > this.#host.sendQueueBytes) {
+      // A client that does not keep up: drop it; it resumes from the replay buffer.
+      this.end(undefined, "send queue full");
+    }
+  }
+
+  /**
+   * Closes the socket and detaches from the session. Idempotent.
+   *
+   * @param code The close code.
+   * @param reason The close reason (cut to the WebSocket limit).
+   */
+  end(code: number | undefined, reason = ""): void {
+    if (this.#state === "closed") return;
+    this.#state = "closed";
+    this.#cleanUp();
+    try {
+      if (code === undefined) this.#socket.close();
+      else this.#socket.close(code, cutReason(reason));
+    } catch {
+      // Already closing.
+    }
+  }
+
+  #refuse(refusal: Refusal): void {
+    this.sendText(JSON.stringify({ t: "error", kind: refusal.kind, message: refusal.message }));
+    this.end(refusal.closeCode, refusal.message);
+  }
+
+  #protocolError(message: string): void {
+    this.#refuse(new Refusal("protocol", message));
+  }
+
+  #cleanUp(): void {
+    if (this.#cleaned) return;
+    this.#cleaned = true;
+    clearTimeout(this.#helloTimer);
+    clearInterval(this.#heartbeat);
+    this.#helloTimer = undefined;
+    this.#heartbeat = undefined;
+    this.#queued = [];
+    this.#session?.detach(this);
+    this.#host.removeConnection(this);
+  }
+
+  #onMessage(event: MessageEvent): void {
+    if (this.#state === "closed") return;
+    this.#lastSeen = Date.now();
+    if (typeof event.data !== "string") {
+      this.#protocolError("The relay takes only text frames from clients");
+      return;
+    }
+    if (this.#state === "starting") {
+      if (this.#queued.length >= MAX_QUEUED) {
+        this.#protocolError("Too many messages before ready");
+      } else {
+        this.#queued.push(event.data);
+      }
+      return;
+    }
+    this.#handle(event.data);
+  }
+
+  #handle(text: string): void {
+    const message = parseMessage(text);
+    if (message === undefined) {
+      this.#protocolError("A message is not a JSON object with a string t");
+      return;
+    }
+    if (this.#state === "hello") {
+      if (message.t !== "hello") {
+        this.#protocolError(`The first message must be a hello, got ${describe(message.t)}`);
+        return;
+      }
+      clearTimeout(this.#helloTimer);
+      this.#helloTimer = undefined;
+      this.#hello(message);
+      return;
+    }
+    const session = this.#session!;
+    switch (message.t) {
+      case "in": {
+        const { seq, line } = message;
+        if (!isSeq(seq) || seq < 1 || typeof line !== "string" || line.includes("\n")) {
+          this.#protocolError("An in message needs a seq >= 1 and a line without newlines");
+        } else if (session.input(seq, line) === "gap") {
+          this.#protocolError(`Input ${seq} arrived before the input before it`);
+        }
+        return;
+      }
+      case "ack":
+        if (!isSeq(message.seq) || !session.ack(message.seq)) {
+          this.#protocolError("An ack must name output the relay has sent");
+        }
+        return;
+      case "eof":
+        session.endInput();
+        return;
+      case "close":
+        session.requestClose();
+        return;
+      case "ping":
+        if (typeof message.at !== "number") this.#protocolError("A ping needs a number at");
+        else this.sendText(JSON.stringify({ t: "pong", at: message.at }));
+        return;
+      case "pong":
+        return;
+      default:
+        this.#protocolError(`Unexpected message ${describe(message.t)}`);
+    }
+  }
+
+  #hello(message: Record<string, unknown>): void {
+    if (message.v !== 1) {
+      this.#protocolError(
+        `Unsupported protocol version ${describe(message.v)}; this relay speaks 1`,
+      );
+      return;
+    }
+    if (message.resume !== undefined) {
+      if (message.spawn !== undefined) {
+        this.#protocolError("A hello has either spawn or resume, not both");
+        return;
+      }
+      this.#resume(message.resume);
+      return;
+    }
+    this.#state = "starting";
+    this.#host.spawn(message.spawn).then(
+      (session) => {
+        if (this.#state === "closed" || this.#host.closing) {
+          // Nobody learned the token: nothing can resume it.
+          void session.forget();
+          return;
+        }
+        this.#attach(session, 0, false);
+      },
+      (error: unknown) => {
+        this.#state = "open";
+        this.#refuse(
+          error instanceof Refusal ? error : new Refusal("spawn_failed", messageOf(error)),
+        );
+      },
+    );
+  }
+
+  #resume(resume: unknown): void {
+    if (typeof resume !== "object" || resume === null) {
+      this.#protocolError("resume must be an object { session, after }");
+      return;
+    }
+    const { session: token, after } = resume as { session?: unknown; after?: unknown };
+    if (typeof token !== "string" || !isSeq(after)) {
+      this.#protocolError("resume needs a string session and an after >= 0");
+      return;
+    }
+    const session = this.#host.allowResume ? this.#host.find(token) : undefined;
+    if (session === undefined) {
+      this.#refuse(
+        new Refusal(
+          "unknown_session",
+          "Cannot resume: the relay has no such session (it ended, its grace expired, or the " +
+            "relay restarted); start a new session",
+        ),
+      );
+      return;
+    }
+    const check = session.canResume(after);
+    if (check === "ahead") {
+      this.#protocolError(`Cannot resume after output ${after}: the relay sent only up to it`);
+      return;
+    }
+    if (check === "gap") {
+      void session.forget();
+      this.#refuse(
+        new Refusal(
+          "resume_gap",
+          `Cannot resume after output ${after}: output the client lacks was dropped from the ` +
+            `relay's buffer; start a new session`,
+        ),
+      );
+      return;
+    }
+    this.#attach(session, after, true);
+  }
+
+  #attach(session: RelaySession, after: number, resumed: boolean): void {
+    this.#session = session;
+    this.#state = "open";
+    session.attach(this, after, resumed);
+    const heartbeatMs = this.#host.heartbeatMs;
+    this.#lastSeen = Date.now();
+    this.#heartbeat = setInterval(() => this.#beat(heartbeatMs), heartbeatMs);
+    const queued = this.#queued;
+    this.#queued = [];
+    for (const text of queued) {
+      if (this.#state !== "open") break;
+      this.#handle(text);
+    }
+  }
+
+  #beat(heartbeatMs: number): void {
+    if (Date.now() - this.#lastSeen > 2 * heartbeatMs) {
+      // Treated as a dropped connection: the session waits for a resume.
+      this.end(undefined);
+      return;
+    }
+    this.sendText(JSON.stringify({ t: "ping", at: Date.now() }));
+  }
+}
+
+function describe(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value.slice(0, 40)) : String(value);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function cutReason(reason: string): string {
+  const bytes = new TextEncoder().encode(reason);
+  if (bytes.length <= MAX_REASON_BYTES) return reason;
+  let cut = reason.slice(0, MAX_REASON_BYTES);
+  while (new TextEncoder().encode(cut).length > MAX_REASON_BYTES) cut = cut.slice(0, -1);
+  return cut;
+}

@@ -1,0 +1,245 @@
+/**
+ * The relay's spawn policy: which {@linkcode SpawnRequest} a client may make,
+ * and how an allowed request becomes the options of one `claude` subprocess.
+ *
+ * @module
+ */
+
+import { DuplexError } from "../../src/errors.ts";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { CLOSE, type RelayErrorKind, type SpawnRequest } from "../../src/remote/wire.ts";
+import type { SubprocessOptions } from "../subprocess/mod.ts";
+
+/** What clients of a relay may choose when they spawn a session. */
+export interface RelayPolicy {
+  /**
+   * The models a client may ask for. Default: any name of 1 to 64 letters,
+   * digits, `.`, `_` or `-`.
+   */
+  readonly models?: readonly string[];
+  /**
+   * The permission modes a client may ask for. Default:
+   * `["default", "acceptEdits", "plan"]`; `bypassPermissions` only when listed.
+   */
+  readonly permissionModes?: readonly string[];
+  /** The most agentic turns per prompt; also applied when the client asks for none. */
+  readonly maxTurns?: number;
+  /** Whether a client may resume an earlier CLI conversation (`spawn.resume`). Default: true. */
+  readonly allowResume?: boolean;
+  /** Whether a client may ask for partial-message stream events. Default: true. */
+  readonly allowPartialMessages?: boolean;
+}
+
+/** The policy with its defaults filled in. */
+export interface CheckedPolicy {
+  readonly models: readonly string[] | undefined;
+  readonly permissionModes: readonly string[];
+  readonly maxTurns: number | undefined;
+  readonly allowResume: boolean;
+  readonly allowPartialMessages: boolean;
+}
+
+/** Default of {@linkcode RelayPolicy.permissionModes}. */
+export const DEFAULT_PERMISSION_MODES: readonly string[] = ["default", "acceptEdits", "plan"];
+
+const MODEL_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const RESUME_ID = /^[A-Za-z0-9._:-]{1,256}$/;
+const SPAWN_KEYS: readonly string[] = [
+  "model",
+  "permissionMode",
+  "includePartialMessages",
+  "maxTurns",
+  "cwd",
+  "resume",
+];
+
+/** A refusal to report to the client: an `error` message, then a close. */
+export class Refusal extends Error {
+  /** The wire error kind. */
+  readonly kind: RelayErrorKind;
+
+  /**
+   * @param kind The wire error kind.
+   * @param message What was refused and why.
+   */
+  constructor(kind: RelayErrorKind, message: string) {
+    super(message);
+    this.name = "Refusal";
+    this.kind = kind;
+  }
+
+  /** The WebSocket close code that goes with the kind. */
+  get closeCode(): number {
+    if (this.kind === "protocol") return CLOSE.protocol;
+    if (this.kind === "unknown_session" || this.kind === "resume_gap") return CLOSE.cannotResume;
+    if (this.kind === "spawn_failed") return INTERNAL_ERROR;
+    return CLOSE.policy;
+  }
+}
+
+/** The standard WebSocket close code of a server-side failure. */
+const INTERNAL_ERROR = 1011;
+
+/**
+ * Checks a policy given to `serveRelay` and fills in its defaults.
+ *
+ * @param policy The policy option.
+ * @returns The checked policy.
+ */
+export function checkPolicy(policy: RelayPolicy | undefined): CheckedPolicy {
+  if (policy === undefined) policy = {};
+  if (typeof policy !== "object" || policy === null) {
+    throw new TypeError("Cannot serve the relay: policy must be an object");
+  }
+  return {
+    models: policy.models === undefined ? undefined : strings("policy.models", policy.models),
+    permissionModes: policy.permissionModes === undefined
+      ? DEFAULT_PERMISSION_MODES
+      : strings("policy.permissionModes", policy.permissionModes),
+    maxTurns: policy.maxTurns === undefined ? undefined : positiveInteger(policy.maxTurns),
+    allowResume: flag("policy.allowResume", policy.allowResume, true),
+    allowPartialMessages: flag("policy.allowPartialMessages", policy.allowPartialMessages, true),
+  };
+}
+
+/**
+ * Checks a client's spawn request against the policy and builds the
+ * subprocess options for it.
+ *
+ * @param request The `spawn` field of the client's hello (unchecked).
+ * @param policy The relay's policy.
+ * @param base The relay's base subprocess options.
+ * @param workspace The real path of the workspace root.
+ * @returns The options to spawn with.
+ * @throws {Refusal} When the request is malformed or not allowed.
+ */
+export async function spawnOptions(
+  request: unknown,
+  policy: CheckedPolicy,
+  base: SubprocessOptions,
+  workspace: string,
+): Promise<SubprocessOptions> {
+  if (request === undefined) request = {};
+  if (typeof request !== "object" || request === null || Array.isArray(request)) {
+    throw new Refusal("protocol", "The spawn request must be an object");
+  }
+  for (const key of Object.keys(request)) {
+    if (!SPAWN_KEYS.includes(key)) {
+      throw new Refusal("not_permitted", `The spawn option ${key} is not supported`);
+    }
+  }
+  const r = request as Record<keyof SpawnRequest, unknown>;
+  const options: Record<string, unknown> = { ...base };
+
+  if (r.model !== undefined) {
+    const model = typed("model", r.model, "string") as string;
+    const allowed = policy.models === undefined
+      ? MODEL_NAME.test(model)
+      : policy.models.includes(model);
+    if (!allowed) refuse("model", model);
+    options.model = model;
+  }
+  if (r.permissionMode !== undefined) {
+    const mode = typed("permissionMode", r.permissionMode, "string") as string;
+    if (!policy.permissionModes.includes(mode)) refuse("permissionMode", mode);
+    options.permissionMode = mode;
+  }
+  if (r.includePartialMessages !== undefined) {
+    const partial = typed("includePartialMessages", r.includePartialMessages, "boolean");
+    if (partial === true && !policy.allowPartialMessages) refuse("includePartialMessages", true);
+    options.includePartialMessages = partial;
+  }
+  if (r.maxTurns !== undefined) {
+    const turns = typed("maxTurns", r.maxTurns, "number") as number;
+    if (!Number.isSafeInteger(turns) || turns <= 0) {
+      throw new Refusal("protocol", `The spawn option maxTurns must be a positive integer`);
+    }
+    if (policy.maxTurns !== undefined && turns > policy.maxTurns) refuse("maxTurns", turns);
+    options.maxTurns = turns;
+  } else if (policy.maxTurns !== undefined) {
+    const baseTurns = base.maxTurns;
+    options.maxTurns = baseTurns !== undefined && baseTurns < policy.maxTurns
+      ? baseTurns
+      : policy.maxTurns;
+  }
+  if (r.resume !== undefined) {
+    const id = typed("resume", r.resume, "string") as string;
+    if (!policy.allowResume) refuse("resume", id);
+    if (!RESUME_ID.test(id)) refuse("resume", id);
+    options.resume = id;
+  }
+  const cwd = r.cwd === undefined ? undefined : typed("cwd", r.cwd, "string") as string;
+  options.cwd = await resolveCwd(workspace, cwd);
+  return options as SubprocessOptions;
+}
+
+/**
+ * Resolves a client's working directory inside the workspace, following
+ * symbolic links, and refuses one outside of it.
+ *
+ * @param workspace The real path of the workspace root.
+ * @param cwd The client's relative path, if any.
+ * @returns The real path to run in.
+ */
+export async function resolveCwd(workspace: string, cwd: string | undefined): Promise<string> {
+  if (cwd === undefined || cwd === "" || cwd === ".") return workspace;
+  if (cwd.includes("\0") || isAbsolute(cwd) || /^[A-Za-z]:/.test(cwd) || cwd.startsWith("\\")) {
+    refuse("cwd", cwd, "it must be a path relative to the workspace");
+  }
+  const target = resolve(workspace, cwd);
+  if (!inside(workspace, target)) refuse("cwd", cwd, "it leaves the workspace");
+  let real: string;
+  try {
+    real = await Deno.realPath(target);
+  } catch {
+    refuse("cwd", cwd, "no such folder in the workspace");
+  }
+  if (!inside(workspace, real)) refuse("cwd", cwd, "it leaves the workspace");
+  return real;
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(".." + sep));
+}
+
+function refuse(name: string, value: unknown, why = "the relay's policy does not allow it"): never {
+  const shown = typeof value === "string" ? JSON.stringify(value.slice(0, 80)) : String(value);
+  throw new Refusal("not_permitted", `Cannot spawn with ${name} ${shown}: ${why}`);
+}
+
+function typed(name: string, value: unknown, type: "string" | "number" | "boolean"): unknown {
+  const actual = typeof value;
+  if (actual !== type) {
+    throw new Refusal("protocol", `The spawn option ${name} must be a ${type}`);
+  }
+  return value;
+}
+
+function strings(name: string, value: unknown): readonly string[] {
+  if (!Array.isArray(value) || value.some((item) => typeof item !== "string")) {
+    throw new TypeError(`Cannot serve the relay: ${name} must be an array of strings`);
+  }
+  return [...value];
+}
+
+function flag(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") {
+    throw new TypeError(`Cannot serve the relay: ${name} must be a boolean`);
+  }
+  return value;
+}
+
+function positiveInteger(value: unknown): number {
+  if (typeof value !== "number") {
+    throw new TypeError("Cannot serve the relay: policy.maxTurns must be a number");
+  }
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new DuplexError(
+      "invalid_argument",
+      `Cannot serve the relay: policy.maxTurns must be a positive integer, got ${value}`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,304 @@
+/**
+ * One relayed session: a running `claude`, its output sequence and replay
+ * buffer, its input sequence, and the connection attached to it (if any).
+ *
+ * @module
+ */
+
+import { CLOSE, encodeOutput } from "../../src/remote/wire.ts";
+import type { Transport } from "../../src/transport/transport.ts";
+import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
+
+/** What a session needs from the connection attached to it. */
+export interface Peer {
+  /** Sends a text frame (ignored once the socket is closing). */
+  sendText(text: string): void;
+  /** Sends a binary frame (ignored once the socket is closing). */
+  sendBinary(frame: Uint8Array<ArrayBuffer>): void;
+  /** Closes the socket; the connection detaches itself. */
+  end(code: number, reason: string): void;
+}
+
+/** Settings of a session. */
+export interface SessionSettings {
+  /** How long the process is kept without a connection, and after its exit. */
+  readonly graceMs: number;
+  /** Whether a connection may resume the session; if not, a disconnect ends it. */
+  readonly resumable: boolean;
+  /** The bound of the replay buffer. */
+  readonly bufferBytes: number;
+  /** Called once when the session is forgotten, with the promise of its end. */
+  readonly onForget: (session: RelaySession, done: Promise<void>) => void;
+}
+
+/** How the session answers an input line. */
+export type InputResult = "ok" | "gap";
+
+const encoder = new TextEncoder();
+
+/** One `claude` process shared by the connections that attach to it in turn. */
+export class RelaySession {
+  /** The unguessable session token (32 random bytes, base64url). */
+  readonly id: string = randomToken();
+  readonly #transport: Transport;
+  readonly #settings: SessionSettings;
+  readonly #buffer: OutputBuffer;
+  readonly #run: Promise<void>;
+  #outSeq = 0;
+  #received = 0;
+  #applied = 0;
+  #writing: Promise<void> = Promise.resolve();
+  #peer: Peer | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #exitSeq: number | undefined;
+  #closeRequested = false;
+  #forgotten = false;
+  #done: Promise<void> | undefined;
+
+  /**
+   * Starts pumping the transport's output.
+   *
+   * @param transport The spawned CLI.
+   * @param settings Grace, buffer bound and the forget callback.
+   */
+  constructor(transport: Transport, settings: SessionSettings) {
+    this.#transport = transport;
+    this.#settings = settings;
+    this.#buffer = new OutputBuffer(settings.bufferBytes);
+    this.#run = this.#pump();
+  }
+
+  /** The CLI's process id, if known. */
+  get pid(): number | undefined {
+    return this.#transport.info.pid;
+  }
+
+  /** The last input sequence number written to the CLI. */
+  get applied(): number {
+    return this.#applied;
+  }
+
+  /** The last output sequence number produced. */
+  get outSeq(): number {
+    return this.#outSeq;
+  }
+
+  /** True once the session was forgotten (its process is being closed). */
+  get forgotten(): boolean {
+    return this.#forgotten;
+  }
+
+  /**
+   * Tells whether a resume after `after` can be served.
+   *
+   * @param after The last output sequence number the client has.
+   * @returns `"ok"`, `"gap"` (output it lacks was dropped) or `"ahead"` (more than was produced).
+   */
+  canResume(after: number): "ok" | "gap" | "ahead" {
+    if (after > this.#outSeq) return "ahead";
+    return this.#buffer.canReplayAfter(after) ? "ok" : "gap";
+  }
+
+  /**
+   * Attaches a connection: replaces the current one (closed with
+   * `CLOSE.replaced`), sends `ready`, then every held output after `after`.
+   *
+   * @param peer The new connection.
+   * @param after The last output sequence the client has (0 for a new session).
+   * @param resumed Whether this is a resume.
+   */
+  attach(peer: Peer, after: number, resumed: boolean): void {
+    this.#clearTimer();
+    const previous = this.#peer;
+    this.#peer = peer;
+    if (previous !== undefined && previous !== peer) {
+      previous.end(CLOSE.replaced, "Another connection resumed the session");
+    }
+    const pid = this.pid;
+    peer.sendText(JSON.stringify({
+      t: "ready",
+      session: this.id,
+      resumed,
+      inSeq: this.#applied,
+      ...(pid !== undefined && { pid }),
+      graceMs: this.#settings.graceMs,
+    }));
+    for (const entry of this.#buffer.entriesAfter(after)) send(peer, entry);
+    // An ended session waits for the acknowledgement of its exit, for the grace at most.
+    if (this.#exitSeq !== undefined) this.#startTimer();
+  }
+
+  /**
+   * Detaches a connection that closed. Without a `close` request, the
+   * process is kept for the grace period.
+   *
+   * @param peer The connection.
+   */
+  detach(peer: Peer): void {
+    if (this.#peer !== peer) return;
+    this.#peer = undefined;
+    if (this.#forgotten) return;
+    if (this.#closeRequested || !this.#settings.resumable) void this.forget();
+    else this.#startTimer();
+  }
+
+  /**
+   * Takes an input line.
+   *
+   * @param seq Its input sequence number.
+   * @param line The JSON text.
+   * @returns `"gap"` when `seq` skips a number (a protocol error).
+   */
+  input(seq: number, line: string): InputResult {
+    if (seq <= this.#received) {
+      // A resend: already taken. Acknowledge again once written.
+      if (seq <= this.#applied) this.#peer?.sendText(JSON.stringify({ t: "ack", seq }));
+      return "ok";
+    }
+    if (seq !== this.#received + 1) return "gap";
+    this.#received = seq;
+    this.#writing = this.#writing.then(async () => {
+      try {
+        await this.#transport.write(line);
+      } catch {
+        // The CLI has gone: the exit message tells the client.
+      }
+      this.#applied = seq;
+      this.#peer?.sendText(JSON.stringify({ t: "ack", seq }));
+    });
+    return "ok";
+  }
+
+  /**
+   * Takes the client's acknowledgement of output.
+   *
+   * @param seq The highest output sequence number the client has.
+   * @returns False when `seq` is beyond what was produced (a protocol error).
+   */
+  ack(seq: number): boolean {
+    if (seq > this.#outSeq) return false;
+    this.#buffer.ack(seq);
+    if (this.#exitSeq !== undefined && seq >= this.#exitSeq) {
+      const peer = this.#peer;
+      void this.forget();
+      peer?.end(CLOSE.normal, "Session ended");
+    }
+    return true;
+  }
+
+  /** Ends the CLI's input (stdin EOF). */
+  endInput(): void {
+    this.#writing = this.#writing.then(() => this.#transport.endInput()).catch(() => {});
+  }
+
+  /** Closes the CLI at the client's request; the exit message follows. */
+  requestClose(): void {
+    this.#closeRequested = true;
+    this.#transport.close().catch(() => {});
+  }
+
+  /**
+   * Forgets the session: closes the CLI (if it still runs), drops the
+   * buffer, and reports the end to the relay. Idempotent.
+   *
+   * @returns Resolves when the CLI is reaped and the pumps have ended.
+   */
+  forget(): Promise<void> {
+    if (!this.#forgotten) {
+      this.#forgotten = true;
+      this.#clearTimer();
+      const done = (async () => {
+        await this.#transport.close().catch(() => {});
+        await this.#run;
+        await this.#writing;
+        this.#buffer.clear();
+      })();
+      this.#done = done;
+      this.#settings.onForget(this, done);
+    }
+    return this.#done!;
+  }
+
+  async #pump(): Promise<void> {
+    const [exit] = await Promise.all([
+      this.#transport.closed,
+      this.#pumpStdout(),
+      this.#pumpStderr(),
+    ]);
+    const seq = ++this.#outSeq;
+    this.#emit({ seq, frame: JSON.stringify({ t: "exit", seq, exit }) });
+    this.#exitSeq = seq;
+    if (this.#forgotten) return;
+    // An ended session waits for the acknowledgement of its exit, for the grace at most; a
+    // detached one keeps the grace timer it already has.
+    if (this.#peer !== undefined || this.#timer === undefined) this.#startTimer();
+  }
+
+  async #pumpStdout(): Promise<void> {
+    const reader = this.#transport.readable.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const bytes = typeof value === "string" ? encoder.encode(value + "\n") : value;
+        const seq = ++this.#outSeq;
+        this.#emit({ seq, frame: encodeOutput(seq, bytes) });
+      }
+    } catch {
+      // The stream failed: the exit tells why.
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  async #pumpStderr(): Promise<void> {
+    const stderr = this.#transport.stderr;
+    if (stderr === undefined) return;
+    const reader = stderr.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const seq = ++this.#outSeq;
+        this.#emit({ seq, frame: JSON.stringify({ t: "err", seq, line: value }) });
+      }
+    } catch {
+      // As for stdout.
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  #emit(entry: OutputEntry): void {
+    if (this.#forgotten) return;
+    this.#buffer.push(entry);
+    if (this.#peer !== undefined) send(this.#peer, entry);
+  }
+
+  #startTimer(): void {
+    this.#clearTimer();
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      const peer = this.#peer;
+      void this.forget();
+      peer?.end(CLOSE.normal, "Session ended");
+    }, this.#settings.graceMs);
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+function send(peer: Peer, entry: OutputEntry): void {
+  if (typeof entry.frame === "string") peer.sendText(entry.frame);
+  else peer.sendBinary(entry.frame);
+}
+
+function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}

@@ -1,0 +1,60 @@
+/**
+ * `deno task relay`: serves a relay configured by environment variables.
+ *
+ * - `DUPLEX_RELAY_TOKENS`: the accepted bearer tokens, comma-separated (required).
+ * - `DUPLEX_RELAY_PORT`: the port (default 8787).
+ * - `DUPLEX_RELAY_HOSTNAME`: the address (default 127.0.0.1).
+ * - `DUPLEX_RELAY_WORKSPACE`: the workspace root (default: the current folder).
+ * - `CLAUDE_CLI`: the `claude` binary (default: `claude` on `PATH`).
+ *
+ * Closes every session and exits on SIGINT or SIGTERM.
+ *
+ * @module
+ */
+
+import { serveRelay } from "./mod.ts";
+
+function fail(message: string): never {
+  // deno-lint-ignore no-console
+  console.error(message);
+  Deno.exit(2);
+}
+
+const tokens = (Deno.env.get("DUPLEX_RELAY_TOKENS") ?? "").split(",")
+  .map((token) => token.trim()).filter((token) => token !== "");
+if (tokens.length === 0) {
+  fail("Cannot start the relay: DUPLEX_RELAY_TOKENS is empty; set it to one or more tokens");
+}
+const portText = Deno.env.get("DUPLEX_RELAY_PORT") ?? "8787";
+const port = Number(portText);
+if (!/^\d+$/.test(portText) || port > 65535) {
+  fail(`Cannot start the relay: DUPLEX_RELAY_PORT must be a port number, got ${portText}`);
+}
+const binary = Deno.env.get("CLAUDE_CLI");
+
+let relay;
+try {
+  relay = serveRelay({
+    tokens,
+    port,
+    hostname: Deno.env.get("DUPLEX_RELAY_HOSTNAME") ?? "127.0.0.1",
+    workspace: Deno.env.get("DUPLEX_RELAY_WORKSPACE") ?? Deno.cwd(),
+    // The relay closes its sessions on SIGINT/SIGTERM itself.
+    cli: { hostSignal: "close", ...(binary !== undefined && binary !== "" && { binary }) },
+  });
+} catch (error) {
+  fail(error instanceof Error ? error.message : String(error));
+}
+const server = relay;
+
+// deno-lint-ignore no-console
+console.log(`Relay listening on ${server.url}`);
+
+const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+function onSignal(): void {
+  for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+  void server.close();
+}
+for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+await server.closed;
+for (const signal of signals) Deno.removeSignalListener(signal, onSignal);

@@ -1,0 +1,432 @@
+/**
+ * The relay server: `claude` for clients that cannot spawn processes, over
+ * the `duplex-claude.v1` WebSocket protocol.
+ *
+ * @module
+ */
+
+import { DuplexError } from "../../src/errors.ts";
+import {
+  BEARER_PREFIX,
+  CLOSE,
+  SUBPROTOCOL,
+  timingSafeEqual,
+  tokenFromProtocol,
+} from "../../src/remote/wire.ts";
+import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
+import { type ConnectionHost, RelayConnection } from "./_connection.ts";
+import {
+  type CheckedPolicy,
+  checkPolicy,
+  Refusal,
+  type RelayPolicy,
+  spawnOptions,
+} from "./_policy.ts";
+import { RelaySession } from "./_relay_session.ts";
+
+export type { RelayPolicy };
+
+/** Default of {@linkcode RelayOptions.graceMs}. */
+export const DEFAULT_GRACE_MS = 30_000;
+/** Default of {@linkcode RelayOptions.bufferBytes}. */
+export const DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024;
+/** Default of {@linkcode RelayOptions.maxSessions}. */
+export const DEFAULT_MAX_SESSIONS = 16;
+/** Default of {@linkcode RelayOptions.heartbeatMs}. */
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+/** Default of {@linkcode RelayOptions.helloTimeoutMs}. */
+export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
+
+/** How long `close()` waits for the sockets to finish their closing handshake. */
+const SOCKET_CLOSE_WAIT_MS = 2000;
+
+/** Options of {@linkcode serveRelay}. */
+export interface RelayOptions {
+  /** The bearer tokens clients may present (at least one). */
+  readonly tokens: readonly string[];
+  /** The address to listen on. Default: `"127.0.0.1"`. */
+  readonly hostname?: string;
+  /** The port to listen on; 0 picks a free one. Default: 0. */
+  readonly port?: number;
+  /**
+   * The base options of every spawned `claude` (binary, environment, grace
+   * periods, fixed flags). `cwd` is replaced by the session's folder in the
+   * workspace; the policy decides what clients may add.
+   */
+  readonly cli?: SubprocessOptions;
+  /**
+   * The root folder of the sessions: a client's `spawn.cwd` is resolved inside
+   * it (and refused when it leads outside, symbolic links followed). It is
+   * also the default working directory.
+   */
+  readonly workspace: string;
+  /** What clients may choose. */
+  readonly policy?: RelayPolicy;
+  /** How long a disconnected session's process is kept for a resume, in ms. Default: 30 000. */
+  readonly graceMs?: number;
+  /** The most bytes of unacknowledged output kept per session for a resume. Default: 8 MiB. */
+  readonly bufferBytes?: number;
+  /** The most sessions at once (disconnected ones in their grace included). Default: 16. */
+  readonly maxSessions?: number;
+  /**
+   * How often the relay pings each connection, in ms; a connection that
+   * sends nothing for twice as long is dropped (its session waits for a
+   * resume). Default: 15 000.
+   */
+  readonly heartbeatMs?: number;
+  /** How long a new connection has to send its hello, in ms. Default: 10 000. */
+  readonly helloTimeoutMs?: number;
+  /** Aborting it closes the relay. */
+  readonly signal?: AbortSignal;
+}
+
+/** A running relay. */
+export interface RelayServer {
+  /** The WebSocket URL clients connect to, for example `ws://127.0.0.1:8787/v1`. */
+  readonly url: string;
+  /** The port it listens on. */
+  readonly port: number;
+  /** The sessions it holds now (connected or in their grace). */
+  readonly sessionCount: number;
+  /** Resolves once the relay has closed. */
+  readonly closed: Promise<void>;
+  /**
+   * Closes every connection (`1001`), closes every `claude` (bounded) and
+   * stops listening. Idempotent.
+   */
+  close(): Promise<void>;
+  /** Same as {@linkcode RelayServer.close}. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+interface Config {
+  readonly tokens: readonly string[];
+  readonly hostname: string;
+  readonly port: number;
+  readonly cli: SubprocessOptions;
+  readonly workspace: string;
+  readonly policy: CheckedPolicy;
+  readonly graceMs: number;
+  readonly bufferBytes: number;
+  readonly maxSessions: number;
+  readonly heartbeatMs: number;
+  readonly helloTimeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * Starts a relay: an HTTP server with `GET /health` and the WebSocket
+ * endpoint `/v1`, which spawns one `claude` per session with the
+ * subprocess adapter and forwards between the socket and the process.
+ *
+ * Permissions: `--allow-net` for the address, `--allow-read` for the
+ * workspace, and what the subprocess adapter needs (`--allow-run`,
+ * `--allow-env`).
+ *
+ * @param options Tokens, address, workspace, spawn policy and bounds.
+ * @returns The running relay.
+ * @throws {DuplexError} `invalid_argument` for an unusable value (no tokens, a missing workspace).
+ * @throws {TypeError} For an option of the wrong type.
+ *
+ * @example Serve a relay on a free port
+ * ```ts ignore
+ * import { serveRelay } from "@duplex/claude/relay";
+ * import assert from "node:assert/strict";
+ *
+ * await using relay = serveRelay({
+ *   tokens: [Deno.env.get("RELAY_TOKEN")!],
+ *   workspace: "/srv/projects",
+ *   policy: { models: ["sonnet", "haiku"] },
+ * });
+ * assert.match(relay.url, /^ws:\/\/127\.0\.0\.1:\d+\/v1$/);
+ * ```
+ */
+export function serveRelay(options: RelayOptions): RelayServer {
+  return new Relay(checkOptions(options));
+}
+
+class Relay implements RelayServer, ConnectionHost {
+  readonly url: string;
+  readonly port: number;
+  readonly closed: Promise<void>;
+  readonly heartbeatMs: number;
+  readonly helloTimeoutMs: number;
+  readonly allowResume: boolean;
+  readonly sendQueueBytes: number;
+  readonly #config: Config;
+  readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #sessions = new Map<string, RelaySession>();
+  readonly #retiring = new Set<Promise<void>>();
+  readonly #starting = new Set<Promise<unknown>>();
+  readonly #connections = new Set<RelayConnection>();
+  readonly #sockets = new Set<Promise<void>>();
+  readonly #abort = new AbortController();
+  readonly #onAbort: () => void;
+  readonly #resolveClosed: () => void;
+  #closing: Promise<void> | undefined;
+
+  constructor(config: Config) {
+    this.#config = config;
+    this.heartbeatMs = config.heartbeatMs;
+    this.helloTimeoutMs = config.helloTimeoutMs;
+    this.allowResume = config.policy.allowResume;
+    this.sendQueueBytes = config.bufferBytes;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.closed = promise;
+    this.#resolveClosed = resolve;
+    this.#server = Deno.serve(
+      { hostname: config.hostname, port: config.port, onListen() {} },
+      (request) => this.#handle(request),
+    );
+    this.port = this.#server.addr.port;
+    const host = this.#server.addr.hostname;
+    this.url = `ws://${host.includes(":") ? `[${host}]` : host}:${this.port}/v1`;
+    this.#onAbort = () => void this.close();
+    if (config.signal?.aborted) void this.close();
+    else config.signal?.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  get closing(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  find(token: string): RelaySession | undefined {
+    const session = this.#sessions.get(token);
+    return session?.forgotten === false ? session : undefined;
+  }
+
+  removeConnection(connection: RelayConnection): void {
+    this.#connections.delete(connection);
+  }
+
+  spawn(request: unknown): Promise<RelaySession> {
+    const starting = this.#spawn(request);
+    this.#starting.add(starting);
+    const forget = () => this.#starting.delete(starting);
+    starting.then(forget, forget);
+    return starting;
+  }
+
+  async #spawn(request: unknown): Promise<RelaySession> {
+    const config = this.#config;
+    if (this.#sessions.size + this.#starting.size >= config.maxSessions) {
+      throw new Refusal(
+        "busy",
+        `Cannot start a session: the relay runs its maximum of ${config.maxSessions}; ` +
+          `try again later`,
+      );
+    }
+    const options = await spawnOptions(request, config.policy, config.cli, config.workspace);
+    let transport;
+    try {
+      transport = await subprocess(options)({ signal: this.#abort.signal });
+    } catch (error) {
+      throw new Refusal(
+        "spawn_failed",
+        `Cannot start claude on the relay: ${error instanceof Error ? error.message : error}`,
+      );
+    }
+    const session: RelaySession = new RelaySession(transport, {
+      graceMs: config.graceMs,
+      bufferBytes: config.bufferBytes,
+      resumable: config.policy.allowResume,
+      onForget: (forgotten, done) => {
+        this.#sessions.delete(forgotten.id);
+        this.#retiring.add(done);
+        done.finally(() => this.#retiring.delete(done));
+      },
+    });
+    this.#sessions.set(session.id, session);
+    return session;
+  }
+
+  #handle(request: Request): Response {
+    const url = new URL(request.url);
+    if (url.pathname === "/health") {
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        return new Response("Method not allowed\n", { status: 405, headers: { allow: "GET" } });
+      }
+      return Response.json({ ok: !this.closing, sessions: this.#sessions.size });
+    }
+    if (url.pathname !== "/v1") return new Response("Not found\n", { status: 404 });
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("This endpoint takes WebSocket connections\n", {
+        status: 426,
+        headers: { upgrade: "websocket" },
+      });
+    }
+    const offered = (request.headers.get("sec-websocket-protocol") ?? "")
+      .split(",").map((item) => item.trim()).filter((item) => item !== "");
+    if (!offered.includes(SUBPROTOCOL)) {
+      return new Response(`Offer the WebSocket subprotocol ${SUBPROTOCOL}\n`, { status: 400 });
+    }
+    if (this.closing) return new Response("The relay is shutting down\n", { status: 503 });
+    const authorized = this.#authorize(offered, request.headers.get("authorization"));
+    let upgrade: { socket: WebSocket; response: Response };
+    try {
+      upgrade = Deno.upgradeWebSocket(request, { protocol: SUBPROTOCOL });
+    } catch {
+      return new Response("Bad WebSocket upgrade\n", { status: 400 });
+    }
+    const connection = new RelayConnection(upgrade.socket, this, authorized);
+    this.#connections.add(connection);
+    this.#sockets.add(connection.closed);
+    connection.closed.then(() => this.#sockets.delete(connection.closed));
+    return upgrade.response;
+  }
+
+  #authorize(offered: readonly string[], authorization: string | null): boolean {
+    let token: string | undefined;
+    for (const protocol of offered) {
+      if (protocol.startsWith(BEARER_PREFIX)) token ??= tokenFromProtocol(protocol);
+    }
+    if (token === undefined && authorization !== null) {
+      const match = /^Bearer[ \t]+(\S.*)$/i.exec(authorization.trim());
+      if (match) token = match[1];
+    }
+    if (token === undefined) return false;
+    // Compared with every token, without stopping at a match.
+    let matches = 0;
+    for (const expected of this.#config.tokens) matches |= timingSafeEqual(expected, token) ? 1 : 0;
+    return matches === 1;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#config.signal?.removeEventListener("abort", this.#onAbort);
+    this.#abort.abort(new DuplexError("closed", "The relay was closed"));
+    try {
+      for (const connection of [...this.#connections]) {
+        connection.end(CLOSE.goingAway, "The relay is shutting down");
+      }
+      await Promise.allSettled([...this.#starting]);
+      for (const session of [...this.#sessions.values()]) void session.forget();
+      await Promise.allSettled([...this.#retiring]);
+      await bounded(Promise.allSettled([...this.#sockets]), SOCKET_CLOSE_WAIT_MS);
+      await this.#server.shutdown();
+    } finally {
+      this.#resolveClosed();
+    }
+  }
+}
+
+async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise((resolve) => timer = setTimeout(resolve, ms))]);
+  clearTimeout(timer);
+}
+
+function checkOptions(options: RelayOptions): Config {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("Cannot serve the relay: options must be an object");
+  }
+  const tokens = options.tokens;
+  if (!Array.isArray(tokens) || tokens.some((token) => typeof token !== "string")) {
+    throw new TypeError("Cannot serve the relay: tokens must be an array of strings");
+  }
+  if (tokens.length === 0 || tokens.some((token) => token.length === 0)) {
+    throw invalid("tokens must hold at least one token, and no empty one");
+  }
+  const hostname = options.hostname ?? "127.0.0.1";
+  if (typeof hostname !== "string" || hostname === "") {
+    throw new TypeError("Cannot serve the relay: hostname must be a non-empty string");
+  }
+  const port = options.port ?? 0;
+  if (typeof port !== "number") {
+    throw new TypeError("Cannot serve the relay: port must be a number");
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw invalid(`port must be an integer from 0 to 65535, got ${port}`);
+  }
+  const cli = options.cli ?? {};
+  if (typeof cli !== "object" || cli === null) {
+    throw new TypeError("Cannot serve the relay: cli must be an object of subprocess options");
+  }
+  // Checks the base options now (spawns nothing).
+  subprocess(cli);
+  const signal = options.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError("Cannot serve the relay: signal must be an AbortSignal");
+  }
+  return {
+    tokens: [...tokens],
+    hostname,
+    port,
+    cli,
+    workspace: checkWorkspace(options.workspace),
+    policy: checkPolicy(options.policy),
+    graceMs: milliseconds("graceMs", options.graceMs, DEFAULT_GRACE_MS, 0),
+    bufferBytes: count("bufferBytes", options.bufferBytes, DEFAULT_BUFFER_BYTES),
+    maxSessions: count("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS),
+    heartbeatMs: milliseconds("heartbeatMs", options.heartbeatMs, DEFAULT_HEARTBEAT_MS, 1),
+    helloTimeoutMs: milliseconds(
+      "helloTimeoutMs",
+      options.helloTimeoutMs,
+      DEFAULT_HELLO_TIMEOUT_MS,
+      1,
+    ),
+    signal,
+  };
+}
+
+function checkWorkspace(workspace: unknown): string {
+  if (typeof workspace !== "string" || workspace === "") {
+    throw new TypeError("Cannot serve the relay: workspace must be a non-empty path string");
+  }
+  let real: string;
+  try {
+    real = Deno.realPathSync(workspace);
+  } catch (error) {
+    throw new DuplexError(
+      "invalid_argument",
+      `Cannot serve the relay: the workspace ${workspace} cannot be found (${
+        error instanceof Error ? error.message : error
+      }); create it or pass another folder`,
+      { cause: error },
+    );
+  }
+  if (!Deno.statSync(real).isDirectory) {
+    throw invalid(`the workspace ${workspace} is not a folder`);
+  }
+  return real;
+}
+
+function milliseconds(name: string, value: unknown, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number") {
+    throw new TypeError(`Cannot serve the relay: ${name} must be a number`);
+  }
+  if (!Number.isFinite(value) || value < min || value > 2 ** 31 - 1) {
+    throw invalid(
+      `${name} must be a number of milliseconds from ${min} to 2147483647, got ${value}`,
+    );
+  }
+  return value;
+}
+
+function count(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number") {
+    throw new TypeError(`Cannot serve the relay: ${name} must be a number`);
+  }
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw invalid(`${name} must be a positive integer, got ${value}`);
+  }
+  return value;
+}
+
+function invalid(what: string): DuplexError {
+  return new DuplexError("invalid_argument", `Cannot serve the relay: ${what}`);
+}

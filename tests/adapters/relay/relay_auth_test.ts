@@ -1,0 +1,128 @@
+/** The relay's HTTP surface and authentication; option checks. */
+
+import assert from "node:assert/strict";
+import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { DuplexError } from "../../../src/errors.ts";
+import { serveRelay } from "../../../adapters/relay/mod.ts";
+import { makeTestDir, openSession, startRelay, TestClient, TOKEN } from "./_client.ts";
+
+Deno.test("relay HTTP and authentication", async (t) => {
+  await using env = await startRelay({ tokens: ["other-token", TOKEN] });
+  const { relay } = env;
+  const http = `http://127.0.0.1:${relay.port}`;
+
+  await t.step("url and port", () => {
+    assert.equal(relay.url, `ws://127.0.0.1:${relay.port}/v1`);
+    assert.ok(relay.port > 0);
+  });
+
+  await t.step("GET /health → 200 { ok, sessions }; other paths → 404", async () => {
+    const health = await fetch(`${http}/health`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { ok: true, sessions: 0 });
+    const missing = await fetch(`${http}/nope`);
+    assert.equal(missing.status, 404);
+    await missing.body?.cancel();
+    const plain = await fetch(`${http}/v1`);
+    assert.equal(plain.status, 426, "/v1 without an upgrade");
+    await plain.body?.cancel();
+  });
+
+  for (
+    const [name, protocols] of [
+      ["missing token", [SUBPROTOCOL]],
+      ["wrong token", [SUBPROTOCOL, bearerProtocol("wrong")]],
+      ["token prefix", [SUBPROTOCOL, bearerProtocol(TOKEN.slice(0, -1))]],
+      ["malformed bearer", [SUBPROTOCOL, "duplex-claude.bearer.!!!"]],
+    ] as const
+  ) {
+    await t.step(`${name} → unauthorized, 1008, nothing spawned`, async () => {
+      const client = new TestClient(relay.url, [...protocols]);
+      await using _ = client;
+      await client.opened;
+      assert.equal(client.socket.protocol, SUBPROTOCOL);
+      client.send({ t: "hello", v: 1, spawn: {} });
+      assert.equal(await client.closeCode(), CLOSE.policy);
+      const errors = client.texts("error");
+      assert.equal(errors.length, 1);
+      assert.equal(errors[0]!.kind, "unauthorized");
+      assert.equal(client.texts("ready").length, 0);
+      assert.equal(relay.sessionCount, 0);
+    });
+  }
+
+  await t.step("the second of several tokens is accepted", async () => {
+    const { client, ready } = await openSession(relay.url);
+    await using _ = client;
+    assert.equal(typeof ready.session, "string");
+    const health = await fetch(`${http}/health`);
+    assert.deepEqual(await health.json(), { ok: true, sessions: 1 });
+  });
+
+  await t.step("an Authorization header is accepted too", async () => {
+    const client = new TestClient(relay.url, [SUBPROTOCOL]);
+    await using _ = client;
+    await client.opened;
+    client.send({ t: "hello", v: 1 });
+    assert.equal(await client.closeCode(), CLOSE.policy, "a header-less client is refused");
+    const withHeader = new TestClient(relay.url, [SUBPROTOCOL], {
+      authorization: `Bearer ${TOKEN}`,
+    });
+    await using _header = withHeader;
+    await withHeader.opened;
+    withHeader.send({ t: "hello", v: 1 });
+    assert.equal((await withHeader.next("ready")).resumed, false);
+    const wrong = new TestClient(relay.url, [SUBPROTOCOL], { authorization: "Bearer nope" });
+    await using _wrong = wrong;
+    await wrong.opened;
+    assert.equal(await wrong.closeCode(), CLOSE.policy);
+    assert.equal(wrong.texts("error")[0]?.kind, "unauthorized");
+  });
+
+  await t.step("no duplex-claude.v1 subprotocol → upgrade refused", async () => {
+    const client = new TestClient(relay.url, [bearerProtocol(TOKEN)]);
+    await using _ = client;
+    await assert.rejects(client.opened);
+    assert.equal(relay.sessionCount, 2);
+  });
+
+  await t.step("no hello in time → protocol close", async () => {
+    await using quick = await startRelay({ helloTimeoutMs: 100 });
+    const client = new TestClient(quick.relay.url);
+    await using _ = client;
+    await client.opened;
+    assert.equal(await client.closeCode(), CLOSE.protocol);
+    assert.equal(client.texts("error")[0]?.kind, "protocol");
+  });
+});
+
+Deno.test("serveRelay checks its options before listening", async () => {
+  const workspace = await makeTestDir();
+  try {
+    const base = { tokens: ["t"], workspace };
+    const invalid = (options: object, pattern: RegExp) =>
+      assert.throws(
+        () => serveRelay({ ...base, ...options }),
+        (error: unknown) =>
+          (error instanceof DuplexError && error.kind === "invalid_argument" ||
+            error instanceof TypeError) && pattern.test((error as Error).message),
+      );
+    invalid({ tokens: [] }, /tokens/);
+    invalid({ tokens: [""] }, /tokens/);
+    invalid({ tokens: "t" }, /tokens/);
+    invalid({ workspace: `${workspace}/missing` }, /workspace/);
+    invalid({ workspace: undefined }, /workspace/);
+    invalid({ port: -1 }, /port/);
+    invalid({ port: 1.5 }, /port/);
+    invalid({ graceMs: -1 }, /graceMs/);
+    invalid({ heartbeatMs: 0 }, /heartbeatMs/);
+    invalid({ bufferBytes: 0 }, /bufferBytes/);
+    invalid({ maxSessions: 0 }, /maxSessions/);
+    invalid({ policy: { maxTurns: 0 } }, /maxTurns/);
+    invalid({ policy: { models: "sonnet" } }, /models/);
+    invalid({ cli: { hostSignal: "nope" } }, /hostSignal/);
+    invalid({ cli: { maxTurns: -1 } }, /maxTurns/);
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+  }
+});
