@@ -182,6 +182,9 @@ class RemoteTransport implements Transport {
   readonly #resolveClosed: (exit: TransportExit) => void;
   #out!: ReadableStreamDefaultController<Uint8Array>;
   #err!: ReadableStreamDefaultController<string>;
+  /** False once the reader cancelled `readable` (or it was closed): nothing more is enqueued. */
+  #outOpen = true;
+  #errOpen = true;
   #socket: WebSocket | undefined;
   #outSeq = 0;
   #ackedOut = 0;
@@ -230,10 +233,16 @@ class RemoteTransport implements Transport {
       start: (controller) => {
         this.#out = controller;
       },
+      cancel: () => {
+        this.#outOpen = false;
+      },
     });
     this.stderr = new ReadableStream<string>({
       start: (controller) => {
         this.#err = controller;
+      },
+      cancel: () => {
+        this.#errOpen = false;
       },
     }, { highWaterMark: 1024 });
     const { promise, resolve } = Promise.withResolvers<TransportExit>();
@@ -328,7 +337,7 @@ class RemoteTransport implements Transport {
       const output = decodeOutput(new Uint8Array(event.data));
       if (output === undefined) return this.#fail(socket, "a binary frame shorter than its header");
       if (!this.#next(socket, output.seq)) return;
-      if (output.bytes.length > 0) this.#out.enqueue(output.bytes);
+      if (output.bytes.length > 0 && this.#outOpen) this.#out.enqueue(output.bytes);
       return;
     }
     if (typeof event.data !== "string") return;
@@ -339,7 +348,7 @@ class RemoteTransport implements Transport {
         if (!this.#next(socket, message.seq)) return;
         this.#stderrTail.push(message.line);
         if (this.#stderrTail.length > 100) this.#stderrTail.shift();
-        if ((this.#err.desiredSize ?? 0) > 0) this.#err.enqueue(message.line);
+        if (this.#errOpen && (this.#err.desiredSize ?? 0) > 0) this.#err.enqueue(message.line);
         return;
       case "exit":
         if (!isSeq(message.seq) || typeof message.exit !== "object" || message.exit === null) break;
@@ -508,12 +517,10 @@ class RemoteTransport implements Transport {
     clearTimeout(this.#ackTimer);
     const error = this.#exitedError();
     for (const pending of this.#unacked.splice(0)) pending.reject(error);
-    try {
-      this.#out.close();
-    } catch { /* cancelled by the reader */ }
-    try {
-      this.#err.close();
-    } catch { /* cancelled by the reader */ }
+    if (this.#outOpen) this.#out.close();
+    if (this.#errOpen) this.#err.close();
+    this.#outOpen = false;
+    this.#errOpen = false;
     const socket = this.#socket;
     this.#socket = undefined;
     try {

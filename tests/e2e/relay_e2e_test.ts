@@ -1,0 +1,81 @@
+/**
+ * The real CLI behind the relay, driven with the Web-standard remote
+ * transport: turns, a permission request pending while the connection drops
+ * and answered after the client resumed, and a clean end.
+ */
+import assert from "node:assert/strict";
+import { DuplexSession } from "../../mod.ts";
+import { remote, type WebSocketConstructor } from "../../adapters/remote/mod.ts";
+import { serveRelay } from "../../adapters/relay/mod.ts";
+import { e2eTest, withSandbox } from "./_harness.ts";
+
+const TOKEN = crypto.randomUUID();
+
+e2eTest(
+  "the real CLI through the relay: turns, and a permission answered across a reconnect",
+  async (t, cli) => {
+    await withSandbox(async ({ env, work, api }) => {
+      await using relay = serveRelay({
+        tokens: [TOKEN],
+        workspace: work,
+        cli: { binary: cli, env, clearEnv: true, hostSignal: "ignore" },
+        policy: { models: ["sonnet", "haiku"] },
+      });
+      const sockets: WebSocket[] = [];
+      class Tracked extends WebSocket {
+        constructor(url: string, protocols?: string | string[]) {
+          super(url, protocols);
+          sockets.push(this);
+        }
+      }
+      await using session = await DuplexSession.start({
+        transport: remote({
+          url: relay.url,
+          token: TOKEN,
+          spawn: { model: "haiku", permissionMode: "default" },
+          WebSocket: Tracked as WebSocketConstructor,
+          reconnect: { attempts: 5, initialDelayMs: 20, maxDelayMs: 200 },
+        }),
+        onPermission: () => ({ behavior: "defer" }),
+      });
+
+      await t.step("a turn round-trips and reaches the model with the chosen model", async () => {
+        const turn = await session.send("Say hi over the relay.");
+        assert.equal(turn.result.text, "Echo: Say hi over the relay.");
+        const last = api.requests.at(-1)?.body as { model?: string } | undefined;
+        assert.match(String(last?.model), /haiku/);
+      });
+
+      await t.step(
+        "a permission pending across a dropped connection is answered after it",
+        async () => {
+          const sub = session.subscribe();
+          const turn = session.send("[[tool:bash:touch relayed.txt && echo relay-ran]]", {
+            timeoutMs: 60_000,
+          });
+          for await (const event of sub) {
+            if (event.type !== "permission_request") continue;
+            const before = sockets.length;
+            for (const socket of sockets) socket.close(4999, "network cut by the test");
+            // Answer while the client is reconnecting: the reply waits for the resumed socket.
+            const answered = session.respondToPermission(event.request.requestId, {
+              behavior: "allow",
+            });
+            assert.equal(await answered, true);
+            const done = await turn;
+            assert.equal(done.result.isError, false);
+            assert.equal(done.result.text, "Tool said: relay-ran");
+            assert.ok(sockets.length > before, "the client reconnected");
+            break;
+          }
+          await Deno.stat(`${work}/relayed.txt`); // the tool ran, once
+        },
+      );
+
+      await t.step("close() ends the CLI behind the relay", async () => {
+        const status = await session.close();
+        assert.equal(status.state, "completed");
+      });
+    });
+  },
+);
