@@ -24,6 +24,8 @@ import {
   oursOnlyTurns,
   realTurns,
   type RealTurnsParams,
+  turnLatency,
+  type TurnLatencyParams,
 } from "./turns.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -40,6 +42,7 @@ const WORKLOADS: Record<string, (params: Params) => Promise<Record<string, unkno
   "fan-out": (p: FanOutParams) => fanOut(p),
   "long-session": (p: LongSessionParams) => longSession(p),
   "oversized": (p: OversizedParams) => oversized(p),
+  "turn-latency": (p: TurnLatencyParams) => turnLatency(p),
 };
 
 if (import.meta.main) {

@@ -12,7 +12,7 @@
  * ```
  *
  * Flags: `--smoke` (tiny sizes), `--only=<ids>` (comma-separated workload
- * numbers 1-6), `--rounds=<n>` (override the repetitions), `--json=<path>`
+ * numbers 1-7), `--rounds=<n>` (override the repetitions), `--json=<path>`
  * (also write every raw measurement), `--no-sdk`, `--no-cli` (skip the
  * official SDK's or the real CLI's columns).
  *
@@ -29,6 +29,7 @@ import { cliPath, sandboxEnv } from "../e2e/_harness.ts";
 import { type FakeApi, startFakeApi } from "../e2e/fake_api.ts";
 import { median, quantile, RESULT_PREFIX } from "./_measure.ts";
 import { sdkEntry } from "./install_sdk.ts";
+import { serveRelay } from "../../adapters/relay/mod.ts";
 
 // ---------------------------------------------------------------------------
 // Options
@@ -247,6 +248,76 @@ async function interleave<K extends string>(
     out[key] = await (sides[key] as () => Promise<Result>)();
   }
   return out;
+}
+
+async function workload7(ctx: Context, temp: string): Promise<void> {
+  const { sizes } = ctx;
+  progress("workload 7: relay overhead");
+  const frames = sizes.frames;
+  const fake = { ...ctx.fake, env: { ...ctx.fake.env, BENCH_FAKE_PREBUILD: String(frames) } };
+  const token = crypto.randomUUID();
+  const workspace = `${temp}/relay-work`;
+  await Deno.mkdir(workspace, { recursive: true });
+  // The relay runs in this process (the runner is otherwise idle), the consumer in its child.
+  await using relay = serveRelay({
+    tokens: [token],
+    cli: { binary: fake.binary, env: fake.env },
+    workspace,
+  });
+  const viaRelay = { ...fake, relay: { url: relay.url, token } };
+  const n = rounds(ctx, sizes.throughputRounds);
+  const runs: Partial<Record<"direct" | "relay", Result>>[] = [];
+  for (let round = 0; round < n; round++) {
+    runs.push(
+      await interleave(round, {
+        direct: () => denoSide("throughput", { target: fake, frames, warmStream: true }),
+        relay: () => denoSide("throughput", { target: viaRelay, frames, warmStream: true }),
+      }),
+    );
+  }
+  ctx.raw["relay-throughput"] = runs;
+  const delivered = (r: Result): number => Number(r.delivered ?? r.frames) / Number(r.seconds);
+  const ratio = median(
+    runs.flatMap((r) => r.direct && r.relay ? [delivered(r.relay) / delivered(r.direct)] : []),
+  );
+  const pick = (key: "direct" | "relay"): number[] =>
+    runs.flatMap((r) => r[key] ? [delivered(r[key] as Result)] : []);
+  ctx.rows.push({
+    id: "7a",
+    workload: `relay throughput (workload 3 through the relay on loopback) vs direct`,
+    ours: rate(median(pick("relay"))),
+    peer: rate(median(pick("direct"))),
+    ratio: x(ratio),
+    target: ">= 0.5x",
+    met: yes(ratio >= 0.5),
+  });
+  const latency = {
+    warmup: sizes.instantWarmup,
+    turns: sizes.instantBlocks * sizes.instantBlockTurns,
+  };
+  const got = await interleave(0, {
+    direct: () => denoSide("turn-latency", { target: ctx.fake, ...latency }),
+    relay: () =>
+      denoSide("turn-latency", {
+        target: { ...ctx.fake, relay: { url: relay.url, token } },
+        ...latency,
+      }),
+  });
+  ctx.raw["relay-latency"] = got;
+  const times = (r: Result | undefined): number[] => (r?.times as number[] | undefined) ?? [];
+  const direct = times(got.direct);
+  const via = times(got.relay);
+  const added50 = quantile(via, 0.5) - quantile(direct, 0.5);
+  const added99 = quantile(via, 0.99) - quantile(direct, 0.99);
+  ctx.rows.push({
+    id: "7b",
+    workload: "added latency per turn (1 line in, 3 frames out) through the relay, p50 / p99",
+    ours: `+${ms(added50)} / +${ms(added99)}`,
+    peer: `direct ${ms(quantile(direct, 0.5))} / ${ms(quantile(direct, 0.99))}`,
+    ratio: "",
+    target: "p50 < 1 ms",
+    met: yes(added50 < 1),
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -825,15 +896,7 @@ export async function main(args: readonly string[]): Promise<Row[]> {
     if (wanted(4)) await workload4(ctx);
     if (wanted(5)) await workload5(ctx);
     if (wanted(6)) await workload6(ctx);
-    ctx.rows.push({
-      id: "7",
-      workload: "relay overhead",
-      ours: "not yet: no relay",
-      peer: "",
-      ratio: "",
-      target: "",
-      met: "n/a",
-    });
+    if (wanted(7)) await workload7(ctx, temp);
     ctx.rows.sort((a, b) => a.id.localeCompare(b.id));
     printTable(ctx.rows);
     progress(`(${((performance.now() - started) / 1000).toFixed(0)} s)`);

@@ -15,6 +15,7 @@
  */
 
 import { DuplexSession } from "../../mod.ts";
+import { remote } from "../../adapters/remote/mod.ts";
 import { subprocess } from "../../adapters/subprocess/mod.ts";
 import { BarePipe, userLine } from "./_bare_pipe.ts";
 import { within } from "./_measure.ts";
@@ -39,6 +40,8 @@ export interface CliTarget {
   readonly clearEnv?: boolean;
   /** Its working directory. */
   readonly cwd?: string;
+  /** Reach it through a relay instead of spawning it (workload 7): the relay runs `binary`. */
+  readonly relay?: { readonly url: string; readonly token: string };
 }
 
 const TURN_LIMIT_MS = 60_000;
@@ -54,15 +57,15 @@ export function openSession(
   target: CliTarget,
   extra: { maxLineBytes?: number } = {},
 ): Promise<DuplexSession> {
-  return DuplexSession.start({
-    transport: subprocess({
+  const transport = target.relay
+    ? remote({ url: target.relay.url, token: target.relay.token })
+    : subprocess({
       binary: target.binary,
       ...(target.cwd !== undefined && { cwd: target.cwd }),
       ...(target.env !== undefined && { env: target.env }),
       clearEnv: target.clearEnv === true,
-    }),
-    ...extra,
-  });
+    });
+  return DuplexSession.start({ transport, ...extra });
 }
 
 /**
@@ -259,5 +262,33 @@ export async function oursOnlyTurns(params: OursOnlyParams): Promise<Record<stri
     return { cold, warm };
   } finally {
     await session?.close();
+  }
+}
+
+/** Parameters of {@linkcode turnLatency}. */
+export interface TurnLatencyParams {
+  readonly target: CliTarget;
+  readonly warmup: number;
+  readonly turns: number;
+}
+
+/**
+ * Workload 7 on the instant fake CLI: the time of each turn (write to
+ * `result`), for percentiles; the target may be reached through a relay.
+ *
+ * @param params The fake CLI (or the relay that runs it) and the sizes.
+ * @returns Every measured turn's time, in ms.
+ */
+export async function turnLatency(params: TurnLatencyParams): Promise<Record<string, unknown>> {
+  const session = await openSession(params.target);
+  try {
+    for (let i = 0; i < params.warmup; i++) await sessionTurn(session, "hi");
+    const times: number[] = [];
+    for (let i = 0; i < params.turns; i++) {
+      times.push(await timed(() => sessionTurn(session, "hi")));
+    }
+    return { times };
+  } finally {
+    await session.close();
   }
 }
