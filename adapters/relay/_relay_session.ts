@@ -54,6 +54,8 @@ export class RelaySession {
   #closeRequested = false;
   #forgotten = false;
   #done: Promise<void> | undefined;
+  /** Resolved when acknowledgements free room in the window (flow control of stdout). */
+  #room: PromiseWithResolvers<void> | undefined;
 
   /**
    * Starts pumping the transport's output.
@@ -178,6 +180,7 @@ export class RelaySession {
   ack(seq: number): boolean {
     if (seq > this.#outSeq) return false;
     this.#buffer.ack(seq);
+    if (!this.#windowFull()) this.#wake();
     if (this.#exitSeq !== undefined && seq >= this.#exitSeq) {
       const peer = this.#peer;
       void this.forget();
@@ -207,6 +210,7 @@ export class RelaySession {
     if (!this.#forgotten) {
       this.#forgotten = true;
       this.#clearTimer();
+      this.#wake();
       const done = (async () => {
         await this.#transport.close().catch(() => {});
         await this.#run;
@@ -238,6 +242,13 @@ export class RelaySession {
     const reader = this.#transport.readable.getReader();
     try {
       for (;;) {
+        // Flow control: with half the buffer unacknowledged, stop reading until the client
+        // acknowledges; the CLI then waits on its pipe. Stdout output is never dropped from
+        // the buffer, so a resume always finds it, and memory stays bounded.
+        while (this.#windowFull() && !this.#forgotten) {
+          this.#room = Promise.withResolvers<void>();
+          await this.#room.promise;
+        }
         const { done, value } = await reader.read();
         if (done) break;
         const bytes = typeof value === "string" ? encoder.encode(value + "\n") : value;
@@ -267,6 +278,16 @@ export class RelaySession {
     } finally {
       reader.releaseLock();
     }
+  }
+
+  #windowFull(): boolean {
+    return this.#buffer.bytes * 2 >= this.#settings.bufferBytes;
+  }
+
+  #wake(): void {
+    const room = this.#room;
+    this.#room = undefined;
+    room?.resolve();
   }
 
   #emit(entry: OutputEntry): void {

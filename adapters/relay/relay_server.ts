@@ -64,7 +64,13 @@ export interface RelayOptions {
   readonly policy?: RelayPolicy;
   /** How long a disconnected session's process is kept for a resume, in ms. Default: 30 000. */
   readonly graceMs?: number;
-  /** The most bytes of unacknowledged output kept per session for a resume. Default: 8 MiB. */
+  /**
+   * The most bytes of unacknowledged output kept per session for a resume.
+   * Also the flow-control window: with half of it unacknowledged the relay
+   * stops reading the CLI's stdout until the client acknowledges (the CLI
+   * then waits on its pipe, as it would for a slow local reader), so stdout
+   * is never dropped and a session's memory stays bounded. Default: 8 MiB.
+   */
   readonly bufferBytes?: number;
   /** The most sessions at once (disconnected ones in their grace included). Default: 16. */
   readonly maxSessions?: number;

@@ -160,3 +160,32 @@ Deno.test("relay resume", async (t) => {
     assert.equal(await again.closeCode(), CLOSE.protocol);
   });
 });
+
+Deno.test("relay flow control: stdout waits for acknowledgements, nothing is dropped", async () => {
+  // 3 MB of stdout through a 256 KiB window: without acks the relay stops reading the CLI.
+  await using env = await startRelay({ bufferBytes: 262_144 }, {
+    FAKE_CLAUDE_FINAL_STDOUT_BYTES: "3000000",
+    FAKE_CLAUDE_EXIT_IMMEDIATELY: "1",
+  });
+  const { client } = await openSession(env.relay.url);
+  await delay(500);
+  const stalled = client.stdout().length;
+  assert.ok(stalled > 0 && stalled <= 262_144, `sent ${stalled} bytes without any ack`);
+  // Acknowledge as we go: the rest flows, and the exit follows all of it.
+  let acked = 0;
+  await client.until("the exit", () => {
+    const last = client.lastSeq();
+    if (last > acked) {
+      acked = last;
+      client.send({ t: "ack", seq: last });
+    }
+    return client.texts("exit").length === 1;
+  }, 20_000);
+  const line = client.lines().find((frame) => frame.type === "fake_final");
+  assert.equal((line?.data as string | undefined)?.length, 3_000_000, "every byte, once");
+  assert.deepEqual(
+    client.outputSeqs(),
+    client.outputSeqs().map((_, i) => i + 1),
+    "no gap, no repeat",
+  );
+});
