@@ -189,7 +189,33 @@ export class RelayConnection implements Peer {
   }
 
   #handle(text: string): void {
-    const message = parseMessage(text);
+    // A frame holds one message, or a batch: a JSON array of messages, handled in order.
+    if (text.startsWith("[")) {
+      let batch: unknown;
+      try {
+        batch = JSON.parse(text);
+      } catch {
+        batch = undefined;
+      }
+      if (!Array.isArray(batch) || batch.length === 0) {
+        this.#protocolError("A batch must be a non-empty JSON array of messages");
+        return;
+      }
+      for (const item of batch) {
+        if (this.#state === "closed") return;
+        this.#handleMessage(
+          typeof item === "object" && item !== null && !Array.isArray(item) &&
+            typeof (item as { t?: unknown }).t === "string"
+            ? item as Record<string, unknown> & { t: string }
+            : undefined,
+        );
+      }
+      return;
+    }
+    this.#handleMessage(parseMessage(text));
+  }
+
+  #handleMessage(message: (Record<string, unknown> & { t: string }) | undefined): void {
     if (message === undefined) {
       this.#protocolError("A message is not a JSON object with a string t");
       return;

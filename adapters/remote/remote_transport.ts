@@ -63,8 +63,10 @@ export interface RemoteOptions {
   readonly WebSocket?: WebSocketConstructor;
 }
 
+/** Output entries after which the client acknowledges at once (flow control of a stream). */
 const ACK_EVERY = 32;
-const ACK_DELAY_MS = 50;
+/** Otherwise acknowledgements ride with the next input, or go alone after this long. */
+const ACK_IDLE_MS = 1_000;
 
 /**
  * A transport factory that connects to a relay and asks it to run `claude`.
@@ -189,6 +191,9 @@ class RemoteTransport implements Transport {
   #outSeq = 0;
   #ackedOut = 0;
   #ackTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Messages of this burst, written as one frame (see `#flush`). */
+  #outbox: ClientMessage[] = [];
+  #flushQueued = false;
   #inSeq = 0;
   #unacked: PendingWrite[] = [];
   #inputEnded = false;
@@ -320,11 +325,41 @@ class RemoteTransport implements Transport {
     socket.addEventListener("error", () => this.#onDrop(socket, 1006, "WebSocket error"));
   }
 
+  /** Queues a message; every message of the same burst leaves in one frame. */
   #send(message: ClientMessage): void {
+    this.#outbox.push(message);
+    this.#scheduleFlush();
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => {
+      this.#flushQueued = false;
+      this.#flush();
+    });
+  }
+
+  /**
+   * Writes the queued messages, and the output acknowledgement if one is
+   * due, as ONE frame (a JSON array when there are several). A Web WebSocket
+   * cannot disable Nagle's algorithm: a second small frame written before the
+   * relay answered the first waits for the relay's delayed TCP ACK (40 ms).
+   */
+  #flush(): void {
+    const messages = this.#outbox;
+    this.#outbox = [];
     const socket = this.#socket;
     if (socket === undefined || socket.readyState !== WebSocket.OPEN) return; // resent on resume
+    if (this.#outSeq > this.#ackedOut) {
+      messages.push({ t: "ack", seq: this.#outSeq });
+      this.#ackedOut = this.#outSeq;
+      clearTimeout(this.#ackTimer);
+      this.#ackTimer = undefined;
+    }
+    if (messages.length === 0) return;
     try {
-      socket.send(JSON.stringify(message));
+      socket.send(JSON.stringify(messages.length === 1 ? messages[0] : messages));
     } catch {
       // The socket is failing: its close event starts the reconnection.
     }
@@ -386,17 +421,15 @@ class RemoteTransport implements Transport {
     return true;
   }
 
+  /** Acknowledges output now (a stream in flight) or soon (with the next input, or when idle). */
   #ack(now: boolean): void {
     if (now || this.#outSeq - this.#ackedOut >= ACK_EVERY) {
-      clearTimeout(this.#ackTimer);
-      this.#ackTimer = undefined;
-      this.#ackedOut = this.#outSeq;
-      this.#send({ t: "ack", seq: this.#outSeq });
+      this.#scheduleFlush(); // the flush adds the acknowledgement
     } else {
       this.#ackTimer ??= setTimeout(() => {
         this.#ackTimer = undefined;
         this.#ack(true);
-      }, ACK_DELAY_MS);
+      }, ACK_IDLE_MS);
     }
   }
 

@@ -9,7 +9,12 @@
  *   (the Web `WebSocket` constructor cannot set headers); an
  *   `Authorization: Bearer <token>` header is accepted too.
  * - Control messages are text frames holding one JSON object each
- *   ({@linkcode ClientMessage}, {@linkcode RelayMessage}).
+ *   ({@linkcode ClientMessage}, {@linkcode RelayMessage}); a client frame may
+ *   also hold a batch, a JSON array of messages handled in order. The client
+ *   writes at most one frame per burst (its acknowledgements ride with its
+ *   input): a Web `WebSocket` cannot disable Nagle's algorithm, and a second
+ *   small write before the relay answers the first stalls for the relay's
+ *   delayed TCP ACK (40 ms on Linux).
  * - The CLI's stdout travels as binary frames: an 8-byte big-endian sequence
  *   number, then the bytes exactly as the CLI wrote them (cut anywhere: the
  *   session's decoder frames, bounds and checks them as it does for a local

@@ -21,6 +21,8 @@ export class Connection {
   readonly socket: WebSocket;
   readonly token: string | undefined;
   readonly received: Record<string, unknown>[] = [];
+  /** Every text frame as received (a batch is one frame). */
+  readonly frames: string[] = [];
   readonly #waiters: {
     match: (m: Record<string, unknown>) => boolean;
     resolve: (m: Record<string, unknown>) => void;
@@ -37,8 +39,17 @@ export class Connection {
     );
     socket.addEventListener("message", (event) => {
       if (typeof event.data !== "string") return;
-      const message = parseMessage(event.data);
-      if (!message) return;
+      this.frames.push(event.data);
+      // A frame holds one message or a batch (an array of them).
+      const items = event.data.startsWith("[")
+        ? (JSON.parse(event.data) as unknown[]).map((item) => parseMessage(JSON.stringify(item)))
+        : [parseMessage(event.data)];
+      for (const message of items) if (message) this.#take(message);
+    });
+  }
+
+  #take(message: Record<string, unknown>): void {
+    {
       const waiter = this.#waiters.find((w) => w.match(message));
       if (waiter) {
         this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
@@ -46,7 +57,7 @@ export class Connection {
       } else {
         this.received.push(message);
       }
-    });
+    }
   }
 
   /** The first message received (or to be received) of type `t` (and matching `where`). */

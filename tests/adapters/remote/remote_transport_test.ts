@@ -150,6 +150,14 @@ Deno.test("remote() moves input with sequence numbers and output in order", {
     const second = transport.write('{"n":2}');
     assert.deepEqual(await connection.next("in"), { t: "in", seq: 1, line: '{"n":1}' });
     assert.deepEqual(await connection.next("in"), { t: "in", seq: 2, line: '{"n":2}' });
+    // One burst, one frame: a second small frame would wait on Nagle's algorithm.
+    assert.deepEqual(
+      JSON.parse(connection.frames.at(-1) ?? "").map((m: { seq: number }) => m.seq),
+      [
+        1,
+        2,
+      ],
+    );
     let settled = false;
     void first.then(() => (settled = true));
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -178,8 +186,10 @@ Deno.test("remote() moves input with sequence numbers and output in order", {
     assert.equal(exit.code, 143);
     assert.equal(exit.requested, true);
     assert.equal(await readText(transport, reader), "<done>");
-    await assert.rejects(transport.write("{}"), (e: unknown) =>
-      isDuplexError(e) && e.kind === "closed");
+    await assert.rejects(
+      transport.write("{}"),
+      (e: unknown) => isDuplexError(e) && e.kind === "closed",
+    );
   }));
 
 Deno.test("remote() ends the transport on an output gap (never delivers out of order)", {
