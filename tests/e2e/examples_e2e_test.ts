@@ -15,6 +15,7 @@ const expectations: Record<string, RegExp> = {
   "permissions.ts": /Echo: Create notes\.md holding a two-line poem\./,
   "cancel.ts": /interrupt acknowledged[\s\S]*Echo: Say done\./,
   "hooks_and_controls.ts": /claude 2\.1\.332, \d+ models[\s\S]*Echo: What time is it\?/,
+  "remote.ts": /Echo: Say hi from the edge\./,
 };
 
 e2eTest("examples/ run against the real CLI", async (t, cli) => {
