@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { remote, type RemoteOptions } from "../../../adapters/remote/mod.ts";
-import { DuplexError, isDuplexError } from "../../../src/errors.ts";
+import { type DuplexError, isDuplexError } from "../../../src/errors.ts";
 import { SUBPROTOCOL } from "../../../src/remote/wire.ts";
 import type { Transport } from "../../../src/transport/transport.ts";
 import { type Connection, FakeRelay, handshake, TOKEN } from "./_fake_relay.ts";
