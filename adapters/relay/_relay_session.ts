@@ -5,7 +5,7 @@
  * @module
  */
 
-import { CLOSE, encodeOutput } from "../../src/remote/wire.ts";
+import { base64url, CLOSE, encodeOutput } from "../../src/remote/wire.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
 
@@ -318,8 +318,5 @@ function send(peer: Peer, entry: OutputEntry): void {
 }
 
 function randomToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return base64url(crypto.getRandomValues(new Uint8Array(32)));
 }

@@ -132,11 +132,19 @@ export const CLOSE = {
  * @returns `duplex-claude.bearer.<base64url>`.
  */
 export function bearerProtocol(token: string): string {
-  const bytes = new TextEncoder().encode(token);
+  return BEARER_PREFIX + base64url(new TextEncoder().encode(token));
+}
+
+/**
+ * Encodes bytes as base64url without padding (RFC 4648 section 5).
+ *
+ * @param bytes The bytes.
+ * @returns The text.
+ */
+export function base64url(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);
-  const base64 = btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-  return BEARER_PREFIX + base64;
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
 /**
