@@ -12,6 +12,8 @@ const PRESSURE_EVENTS = 16;
 /** Delivers each published event to every live subscription, never waiting on any. */
 export class Broadcast<T> {
   readonly #subscriptions = new Set<Subscription<T>>();
+  /** Subscriptions that read nothing during a drain, with what they had read then. */
+  readonly #idle = new WeakMap<Subscription<T>, number>();
   readonly #lagged: LaggedFactory<T>;
   readonly #remove = (subscription: Subscription<T>): void => {
     this.#subscriptions.delete(subscription);
@@ -49,6 +51,8 @@ export class Broadcast<T> {
    */
   get pressured(): boolean {
     for (const subscription of this.#subscriptions) {
+      // One that read nothing during the last drain is not waited for again until it reads.
+      if (this.#idle.get(subscription) === subscription.taken) continue;
       const size = subscription.size;
       if (size >= PRESSURE_EVENTS || size * 2 >= subscription.capacity) return true;
     }
@@ -60,14 +64,24 @@ export class Broadcast<T> {
    * some subscriber keeps reading what it holds. Returns once all are empty,
    * or none read anything for {@linkcode DRAIN_PATIENCE} microtask turns
    * (a stalled subscriber, or one waiting on I/O or timers, is not waited for).
+   * A subscriber that read nothing during a drain no longer makes the
+   * broadcast pressured until it reads again, so a stalled one costs one
+   * drain, not one per chunk.
    */
   async drain(): Promise<void> {
+    const before = new Map<Subscription<T>, number>();
+    for (const subscription of this.#subscriptions) before.set(subscription, subscription.taken);
     let held = this.#held();
     while (held > 0) {
       for (let i = 0; i < DRAIN_PATIENCE; i++) await undefined;
       const now = this.#held();
-      if (now >= held) return;
+      if (now >= held) break;
       held = now;
+    }
+    for (const [subscription, taken] of before) {
+      if (subscription.taken === taken && subscription.size > 0) {
+        this.#idle.set(subscription, taken);
+      }
     }
   }
 

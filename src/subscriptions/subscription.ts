@@ -78,6 +78,7 @@ export class Subscription<T> implements AsyncIterableIterator<T, undefined> {
   #length = 0;
   #droppedPending = 0;
   #droppedTotal = 0;
+  #taken = 0;
   #waiters: Waiter<T>[] = [];
   #ended = false;
   #failure: DuplexError | undefined;
@@ -130,6 +131,11 @@ export class Subscription<T> implements AsyncIterableIterator<T, undefined> {
   /** The most events held for this subscriber. */
   get capacity(): number {
     return this.#capacity;
+  }
+
+  /** How many held events the subscriber has read, in all (waiters served at once not counted). */
+  get taken(): number {
+    return this.#taken;
   }
 
   /** How many events are waiting to be read. */
@@ -218,6 +224,7 @@ export class Subscription<T> implements AsyncIterableIterator<T, undefined> {
       this.#buffer[this.#head] = undefined;
       this.#head = (this.#head + 1) % this.#buffer.length;
       this.#length--;
+      this.#taken++;
       return Promise.resolve({ done: false, value });
     }
     if (this.#failure) {

@@ -155,3 +155,26 @@ Deno.test("Broadcast.subscribe() after close gives the backlog then ends", {
   b.close();
   assert.deepEqual(await drain(b.subscribe({}, [ev(9)])), [ev(9)]);
 });
+
+Deno.test("a stalled subscriber costs one drain, not one per chunk", async () => {
+  const b = new Broadcast<Ev>(lagged);
+  const stalled = b.subscribe({ capacity: 256 });
+  const reader = b.subscribe({ capacity: 256 });
+  for (let i = 0; i < 20; i++) b.publish(ev(i));
+  assert.equal(b.pressured, true, "20 held events put the broadcast under pressure");
+  const reading = (async () => {
+    for (let i = 0; i < 20; i++) await reader.next();
+  })();
+  await b.drain(); // the reader catches up; the stalled one reads nothing
+  await reading;
+  assert.equal(reader.size, 0);
+  assert.equal(stalled.size, 20);
+  for (let i = 0; i < 20; i++) b.publish(ev(i));
+  assert.equal(b.pressured, true, "the reader holds 20 again");
+  for (let i = 0; i < 20; i++) await reader.next();
+  assert.equal(b.pressured, false, "the stalled one is not waited for again");
+  await stalled.next();
+  assert.equal(b.pressured, true, "until it reads again");
+  stalled.unsubscribe();
+  reader.unsubscribe();
+});
