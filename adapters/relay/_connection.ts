@@ -6,7 +6,7 @@
  */
 
 import { isSeq, parseMessage } from "../../src/remote/wire.ts";
-import { Refusal } from "./_policy.ts";
+import { closeCodeFor, Refusal } from "./_policy.ts";
 import type { Peer, RelaySession } from "./_relay_session.ts";
 
 /** What a connection needs from the relay. */
@@ -151,7 +151,7 @@ export class RelayConnection implements Peer {
 
   #refuse(refusal: Refusal): void {
     this.sendText(JSON.stringify({ t: "error", kind: refusal.kind, message: refusal.message }));
-    this.end(refusal.closeCode, refusal.message);
+    this.end(closeCodeFor(refusal.kind), refusal.message);
   }
 
   #protocolError(message: string): void {

@@ -7,8 +7,10 @@
 
 import { DuplexError } from "../../src/errors.ts";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { CLOSE, type RelayErrorKind, type SpawnRequest } from "../../src/remote/wire.ts";
+import { CLOSE, Refusal, type RelayErrorKind, type SpawnRequest } from "../../src/remote/wire.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
+
+export { Refusal };
 
 /** What clients of a relay may choose when they spawn a session. */
 export interface RelayPolicy {
@@ -53,32 +55,21 @@ const SPAWN_KEYS: readonly string[] = [
   "resume",
 ];
 
-/** A refusal to report to the client: an `error` message, then a close. */
-export class Refusal extends Error {
-  /** The wire error kind. */
-  readonly kind: RelayErrorKind;
-
-  /**
-   * @param kind The wire error kind.
-   * @param message What was refused and why.
-   */
-  constructor(kind: RelayErrorKind, message: string) {
-    super(message);
-    this.name = "Refusal";
-    this.kind = kind;
-  }
-
-  /** The WebSocket close code that goes with the kind. */
-  get closeCode(): number {
-    if (this.kind === "protocol") return CLOSE.protocol;
-    if (this.kind === "unknown_session" || this.kind === "resume_gap") return CLOSE.cannotResume;
-    if (this.kind === "spawn_failed") return INTERNAL_ERROR;
-    return CLOSE.policy;
-  }
-}
-
 /** The standard WebSocket close code of a server-side failure. */
 const INTERNAL_ERROR = 1011;
+
+/**
+ * The WebSocket close code that goes with a refusal's kind.
+ *
+ * @param kind The wire error kind.
+ * @returns The close code.
+ */
+export function closeCodeFor(kind: RelayErrorKind): number {
+  if (kind === "protocol") return CLOSE.protocol;
+  if (kind === "unknown_session" || kind === "resume_gap") return CLOSE.cannotResume;
+  if (kind === "spawn_failed") return INTERNAL_ERROR;
+  return CLOSE.policy;
+}
 
 /**
  * Checks a policy given to `serveRelay` and fills in its defaults.

@@ -6,9 +6,12 @@ import {
   bearerProtocol,
   type ClientMessage,
   parseMessage,
+  Refusal,
   type RelayErrorKind,
   SUBPROTOCOL,
 } from "../../src/remote/wire.ts";
+
+export { Refusal };
 
 /** What the relay answered to `hello`. */
 export interface Ready {
@@ -19,22 +22,12 @@ export interface Ready {
   readonly graceMs: number;
 }
 
-/** A refusal by the relay, with its kind; `retry` tells whether a new attempt may succeed. */
-export class Refused extends Error {
-  readonly kind: RelayErrorKind;
-  constructor(kind: RelayErrorKind, message: string) {
-    super(message);
-    this.name = "Refused";
-    this.kind = kind;
-  }
-}
-
 /** The constructor of the Web `WebSocket` (replaceable in tests). */
 export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocket;
 
 /**
  * Opens a socket and sends `hello`; resolves with the socket and the relay's
- * `ready` once it arrives. Rejects with {@linkcode Refused} when the relay
+ * `ready` once it arrives. Rejects with {@linkcode Refusal} when the relay
  * says no, or with a `DuplexError` (`timeout`, `aborted`, `closed`) when the
  * connection fails, times out or the signal aborts. Never leaves a socket open
  * on failure.
@@ -98,7 +91,7 @@ export function openSocket(
       if (message?.t === "ready" && typeof message.session === "string") {
         finish(undefined, message as unknown as Ready);
       } else if (message?.t === "error") {
-        finish(new Refused(message.kind as RelayErrorKind, String(message.message)));
+        finish(new Refusal(message.kind as RelayErrorKind, String(message.message)));
       }
     };
     const onClose = (event: CloseEvent): void => {

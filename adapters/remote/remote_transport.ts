@@ -26,7 +26,7 @@ import type {
   TransportInfo,
   TransportOpenContext,
 } from "../../src/transport/transport.ts";
-import { openSocket, type Ready, Refused, type WebSocketConstructor } from "./_socket.ts";
+import { openSocket, type Ready, Refusal, type WebSocketConstructor } from "./_socket.ts";
 
 /** Options of {@linkcode remote}. */
 export interface RemoteOptions {
@@ -159,7 +159,7 @@ const REFUSAL_KINDS: ReadonlyMap<string, DuplexErrorKind> = new Map<string, Dupl
   ["resume_gap", "closed"],
 ]);
 
-function refusalError(url: string, refused: Refused): DuplexError {
+function refusalError(url: string, refused: Refusal): DuplexError {
   return new DuplexError(
     REFUSAL_KINDS.get(refused.kind) ?? "closed",
     `Cannot start a session on the relay at ${url}: ${refused.kind}: ${refused.message}`,
@@ -220,7 +220,7 @@ class RemoteTransport implements Transport {
       );
       return new RemoteTransport(settings, socket, ready);
     } catch (error) {
-      throw error instanceof Refused ? refusalError(settings.url, error) : error;
+      throw error instanceof Refusal ? refusalError(settings.url, error) : error;
     }
   }
 
@@ -496,7 +496,7 @@ class RemoteTransport implements Transport {
         this.#resume(ready);
         return;
       } catch (error) {
-        if (error instanceof Refused) {
+        if (error instanceof Refusal) {
           this.#end(
             this.#lostExit(`the relay cannot resume the session: ${error.kind}: ${error.message}`),
           );

@@ -109,6 +109,25 @@ export type RelayMessage =
   | { t: "ping"; at: number }
   | { t: "pong"; at: number };
 
+/**
+ * A refusal by the relay, with its wire kind: what the relay sends as an
+ * `error` message before closing, and what the client receives as one.
+ */
+export class Refusal extends Error {
+  /** The wire error kind. */
+  readonly kind: RelayErrorKind;
+
+  /**
+   * @param kind The wire error kind.
+   * @param message What was refused and why.
+   */
+  constructor(kind: RelayErrorKind, message: string) {
+    super(message);
+    this.name = "Refusal";
+    this.kind = kind;
+  }
+}
+
 /** WebSocket close codes the relay uses. */
 export const CLOSE = {
   /** Normal end (the session ended). */
