@@ -17,12 +17,6 @@ export interface ConnectionHost {
   readonly helloTimeoutMs: number;
   /** Whether connections may resume sessions. */
   readonly allowResume: boolean;
-  /**
-   * The most a socket may have queued and not yet sent; past it the socket is
-   * dropped (the client resumes from the session's bounded replay buffer), so
-   * a client that stops reading cannot grow the relay's memory without bound.
-   */
-  readonly sendQueueBytes: number;
   /** True once the relay is closing. */
   readonly closing: boolean;
   /**
@@ -124,10 +118,6 @@ export class RelayConnection implements Peer {
       this.#socket.send(frame);
     } catch {
       // As above.
-    }
-    if (this.#socket.bufferedAmount > this.#host.sendQueueBytes) {
-      // A client that does not keep up: drop it; it resumes from the replay buffer.
-      this.end(undefined, "send queue full");
     }
   }
 

@@ -69,7 +69,8 @@ export interface RelayOptions {
    * Also the flow-control window: with half of it unacknowledged the relay
    * stops reading the CLI's stdout until the client acknowledges (the CLI
    * then waits on its pipe, as it would for a slow local reader), so stdout
-   * is never dropped and a session's memory stays bounded. Default: 8 MiB.
+   * is never dropped, and neither the buffer nor a socket's send queue grows
+   * past it, however slowly a client reads. Default: 8 MiB.
    */
   readonly bufferBytes?: number;
   /** The most sessions at once (disconnected ones in their grace included). Default: 16. */
@@ -158,7 +159,6 @@ class Relay implements RelayServer, ConnectionHost {
   readonly heartbeatMs: number;
   readonly helloTimeoutMs: number;
   readonly allowResume: boolean;
-  readonly sendQueueBytes: number;
   readonly #config: Config;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
   readonly #sessions = new Map<string, RelaySession>();
@@ -176,7 +176,6 @@ class Relay implements RelayServer, ConnectionHost {
     this.heartbeatMs = config.heartbeatMs;
     this.helloTimeoutMs = config.helloTimeoutMs;
     this.allowResume = config.policy.allowResume;
-    this.sendQueueBytes = config.bufferBytes;
     const { promise, resolve } = Promise.withResolvers<void>();
     this.closed = promise;
     this.#resolveClosed = resolve;

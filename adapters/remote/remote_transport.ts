@@ -11,6 +11,7 @@ import {
   describeExit,
   DuplexError,
   type DuplexErrorKind,
+  excerptOf,
   type TransportExit,
 } from "../../src/errors.ts";
 import {
@@ -406,7 +407,7 @@ class RemoteTransport implements Transport {
         this.#end(this.#lostExit(`the relay refused: ${message.kind}: ${message.message}`));
         return;
     }
-    this.#fail(socket, `an unexpected message ${excerpt(event.data)}`);
+    this.#fail(socket, `an unexpected message ${excerptOf(event.data, 120)}`);
   }
 
   /** Checks the output sequence: true to deliver, false for a duplicate (or a failure). */
@@ -575,8 +576,4 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener("abort", done, { once: true });
   });
-}
-
-function excerpt(text: string): string {
-  return text.length <= 120 ? text : `${text.slice(0, 120)}…`;
 }

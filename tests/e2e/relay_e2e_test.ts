@@ -50,7 +50,7 @@ e2eTest(
         "a permission pending across a dropped connection is answered after it",
         async () => {
           const sub = session.subscribe();
-          const turn = session.send("[[tool:bash:touch relayed.txt && echo relay-ran]]", {
+          const turn = session.send("[[tool:bash:echo x >> relayed.txt && echo relay-ran]]", {
             timeoutMs: 60_000,
           });
           for await (const event of sub) {
@@ -68,7 +68,8 @@ e2eTest(
             assert.ok(sockets.length > before, "the client reconnected");
             break;
           }
-          await Deno.stat(`${work}/relayed.txt`); // the tool ran, once
+          // The command appends: one line means the tool ran exactly once across the reconnect.
+          assert.equal(await Deno.readTextFile(`${work}/relayed.txt`), "x\n");
         },
       );
 

@@ -208,14 +208,4 @@ export async function openSession(
   return { client, ready };
 }
 
-/** A JSON user line for the stand-in CLI. */
-export function userLine(text: string): string {
-  return JSON.stringify({
-    type: "user",
-    session_id: "",
-    parent_tool_use_id: null,
-    message: { role: "user", content: [{ type: "text", text }] },
-  });
-}
-
-export { isGone, waitGone } from "../subprocess/_helpers.ts";
+export { isGone, userLine, waitGone } from "../subprocess/_helpers.ts";

@@ -4,6 +4,16 @@ import assert from "node:assert/strict";
 import { CLOSE } from "../../../src/remote/wire.ts";
 import { isGone, openSession, startRelay, TestClient, userLine, waitGone } from "./_client.ts";
 
+/** Makes the stand-in CLI write 200 stderr lines (more than a 2000-byte buffer holds); waits for them. */
+async function stderrFlood(client: TestClient): Promise<void> {
+  client.send({
+    t: "in",
+    seq: 1,
+    line: JSON.stringify({ type: "fake", action: "stderr", lines: 200 }),
+  });
+  await client.until("all err lines", () => client.texts("err").length === 200);
+}
+
 function resultsOf(clients: TestClient[]): unknown[] {
   return clients.flatMap((client) =>
     client.lines().filter((line) => line.type === "result").map((line) => line.result)
@@ -103,12 +113,7 @@ Deno.test("relay resume", async (t) => {
   await t.step("output dropped from the buffer → resume_gap, 4004, process reaped", async () => {
     await using env = await startRelay({ bufferBytes: 2000 });
     const { client, ready } = await openSession(env.relay.url);
-    client.send({
-      t: "in",
-      seq: 1,
-      line: JSON.stringify({ type: "fake", action: "stderr", lines: 200 }),
-    });
-    await client.until("all err lines", () => client.texts("err").length === 200);
+    await stderrFlood(client);
     await client.close();
     const again = await resume(env.relay.url, ready.session, 0);
     await using _ = again;
@@ -121,12 +126,7 @@ Deno.test("relay resume", async (t) => {
   await t.step("acknowledged output is not needed: resume after it works", async () => {
     await using env = await startRelay({ bufferBytes: 2000 });
     const { client, ready } = await openSession(env.relay.url);
-    client.send({
-      t: "in",
-      seq: 1,
-      line: JSON.stringify({ type: "fake", action: "stderr", lines: 200 }),
-    });
-    await client.until("all err lines", () => client.texts("err").length === 200);
+    await stderrFlood(client);
     const last = client.lastSeq();
     client.send({ t: "ack", seq: last });
     await delay(50);

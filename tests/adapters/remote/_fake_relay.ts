@@ -6,7 +6,6 @@
  */
 
 import {
-  bearerProtocol,
   encodeOutput,
   parseMessage,
   type RelayMessage,
@@ -147,5 +146,3 @@ export async function handshake(
   });
   return hello;
 }
-
-export { bearerProtocol };
