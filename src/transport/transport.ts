@@ -17,11 +17,14 @@ export type { TransportExit };
  * An open connection to something that speaks the CLI's stream-json protocol.
  *
  * Contract (checked by `runTransportConformance` in `@duplex/claude/testing`):
- * - `readable` yields what the peer writes to stdout: either `Uint8Array`
- *   chunks cut anywhere (the core splits them into lines), or `string` chunks
- *   that are each exactly one whole line without its newline (for transports
- *   that receive whole messages). It ends when the peer's output ends. A chunk
- *   is never changed after it was enqueued (the core may keep it).
+ * - `readable` yields what the peer writes to stdout as `Uint8Array` chunks
+ *   cut anywhere (the core splits them into lines; a transport that receives
+ *   whole messages encodes each with its `\n`). A chunk is never changed after
+ *   it was enqueued (the core may keep it).
+ * - `readable` and `stderr` have ended (everything the peer wrote is queued
+ *   in them) by the time `closed` resolves: the transport bounds its own drain
+ *   after the peer's end (a descendant of a process may hold a pipe open), and
+ *   the session relies on it.
  * - `write(line)` sends one JSON text (no newline; the transport frames it).
  *   Writes are delivered in call order. After the peer has gone, it rejects
  *   with a `DuplexError` of kind `process_exited`.
@@ -33,8 +36,8 @@ export type { TransportExit };
  *   finishes in bounded time and resolves with the same value as `closed`.
  */
 export interface Transport {
-  /** Output of the peer: byte chunks cut anywhere, or whole lines as strings. */
-  readonly readable: ReadableStream<Uint8Array | string>;
+  /** Output of the peer: byte chunks cut anywhere. */
+  readonly readable: ReadableStream<Uint8Array>;
   /** The peer's diagnostic output (stderr), one line per chunk, if it has any. */
   readonly stderr?: ReadableStream<string>;
   /** What the transport is and what it knows about its peer. */
@@ -63,11 +66,6 @@ export interface TransportInfo {
   readonly pid?: number;
   /** A human-readable description of the peer (command line, URL, transcript name). */
   readonly description?: string;
-  /**
-   * When set, the session writes a `{"type":"keep_alive"}` line this often
-   * (milliseconds) while the transport is open. Relayed transports use it.
-   */
-  readonly keepAliveIntervalMs?: number;
   /**
    * Each `readable` chunk has a buffer of its own that nothing else holds
    * after it was enqueued (true of a subprocess's stdout). The session may
