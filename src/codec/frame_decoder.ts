@@ -7,6 +7,8 @@
  * @module
  */
 
+import { utf8Length } from "../_utf8.ts";
+
 /** The default maximum size of one line: 64 MiB. */
 export const DEFAULT_MAX_LINE_BYTES: number = 67_108_864;
 
@@ -26,7 +28,7 @@ export interface DecodeDiagnostic {
   kind: "noise" | "invalid_json" | "not_an_object" | "line_too_long" | "invalid_utf8";
   /** A human-readable sentence, for example `Skipped a line of 70000000 bytes: over the 67108864-byte limit`. */
   message: string;
-  /** Size of the line in bytes, without its `\n` (for string input: in UTF-16 units). */
+  /** Size of the line in bytes, without its `\n`. */
   bytes: number;
   /** The first characters of the line (at most 200; for `line_too_long`, of its first bytes). */
   excerpt: string;
@@ -35,7 +37,7 @@ export interface DecodeDiagnostic {
 /** Options of the {@linkcode FrameDecoder} constructor. */
 export interface FrameDecoderOptions {
   /**
-   * Largest line accepted, in bytes (UTF-16 units for string input), not counting its `\n`.
+   * Largest line accepted, in bytes, not counting its `\n`.
    * The decoder never holds more than this much of an unfinished line.
    *
    * @default {67108864}
@@ -167,22 +169,20 @@ export class FrameDecoder {
   /**
    * Feeds output of the peer.
    *
-   * @param chunk Bytes cut anywhere, or a string holding exactly one whole
-   * line without its newline (the same checks apply to it).
-   * @throws {TypeError} If called after {@linkcode FrameDecoder.end}, or with another type.
+   * @param chunk Bytes cut anywhere.
+   * @throws {TypeError} If called after {@linkcode FrameDecoder.end}, or with anything but a
+   * `Uint8Array`.
    * @throws The first exception thrown by `onFrame` or `onDiagnostic` for this chunk.
    */
-  push(chunk: Uint8Array | string): void {
+  push(chunk: Uint8Array): void {
     if (this.#ended) throw new TypeError("Cannot push to a FrameDecoder: end() was already called");
-    if (typeof chunk === "string") {
-      this.#stringLine(chunk);
-    } else if (chunk instanceof Uint8Array) {
-      this.#bytes(chunk);
-    } else {
-      throw new TypeError(
-        `Cannot push to a FrameDecoder: expected a Uint8Array or a string, got ${typeof chunk}`,
-      );
+    if (!(chunk instanceof Uint8Array)) {
+      const got = typeof chunk === "string"
+        ? "a string; encode the text (with its newlines) as UTF-8 first"
+        : Object.prototype.toString.call(chunk);
+      throw new TypeError(`Cannot push to a FrameDecoder: expected a Uint8Array, got ${got}`);
     }
+    this.#bytes(chunk);
     this.#rethrow();
   }
 
@@ -264,7 +264,7 @@ export class FrameDecoder {
         from++;
         extra += 3;
       }
-      if (stop > from) this.#textLine(text.slice(from, stop), undefined, "bytes", extra);
+      if (stop > from) this.#textLine(text.slice(from, stop), undefined, extra);
       if (newline === -1) return true;
       from = newline + 1;
     }
@@ -358,7 +358,7 @@ export class FrameDecoder {
   #tooLong(head: Uint8Array, total: number): void {
     // A throwaway streaming decoder drops a character cut at the end of the head.
     const excerpt = new TextDecoder().decode(head, { stream: true });
-    this.#diagnose("line_too_long", `over the ${this.#max}-byte limit`, total, excerpt, "bytes");
+    this.#diagnose("line_too_long", `over the ${this.#max}-byte limit`, total, excerpt);
   }
 
   #bytesLine(chunk: Uint8Array, start: number, newline: number): void {
@@ -370,40 +370,24 @@ export class FrameDecoder {
     // A fatal TextDecoder is several times slower, so it only confirms a U+FFFD seen here.
     if (text.indexOf("\uFFFD") !== -1 && !isUtf8(bytes)) {
       const message = "not valid UTF-8; invalid bytes were replaced with U+FFFD";
-      this.#diagnose("invalid_utf8", message, newline - start, text, "bytes");
+      this.#diagnose("invalid_utf8", message, newline - start, text);
     }
-    this.#textLine(text, newline - start, "bytes");
-  }
-
-  #stringLine(text: string): void {
-    const size = text.length;
-    if (size > this.#max) {
-      const message = `over the ${this.#max}-character limit`;
-      this.#diagnose("line_too_long", message, size, text.slice(0, this.#headLength), "characters");
-    } else if (size > 0) {
-      this.#textLine(text, size, "characters");
-    }
+    this.#textLine(text, newline - start);
   }
 
   /**
-   * Parses one line. `size` is its length in `unit`s, for diagnostics; when
-   * it is undefined it is counted from `text` (UTF-8 bytes) plus `extraBytes`
-   * (a stripped `\r` or byte order mark), only if a diagnostic needs it.
+   * Parses one line. `size` is its length in bytes, for diagnostics; when it
+   * is undefined it is counted from `text` (as UTF-8) plus `extraBytes` (a
+   * stripped `\r` or byte order mark), only if a diagnostic needs it.
    */
-  #textLine(text: string, size: number | undefined, unit: string, extraBytes = 0): void {
+  #textLine(text: string, size: number | undefined, extraBytes = 0): void {
     const sizeOf = (): number => size ?? utf8Length(text) + extraBytes;
     if (text.charCodeAt(0) !== OPEN_BRACE) {
       let i = 0;
       while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++;
       if (i === text.length) return;
       if (text.charCodeAt(i) !== OPEN_BRACE) {
-        this.#diagnose(
-          "noise",
-          'it does not start with "{"',
-          sizeOf(),
-          text,
-          unit,
-        );
+        this.#diagnose("noise", 'it does not start with "{"', sizeOf(), text);
         return;
       }
     }
@@ -412,18 +396,12 @@ export class FrameDecoder {
       value = JSON.parse(text);
     } catch (error) {
       const why = `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
-      this.#diagnose("invalid_json", why, sizeOf(), text, unit);
+      this.#diagnose("invalid_json", why, sizeOf(), text);
       return;
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       const what = Array.isArray(value) ? "an array" : value === null ? "null" : typeof value;
-      this.#diagnose(
-        "not_an_object",
-        `its JSON value is ${what}, not an object`,
-        sizeOf(),
-        text,
-        unit,
-      );
+      this.#diagnose("not_an_object", `its JSON value is ${what}, not an object`, sizeOf(), text);
       return;
     }
     try {
@@ -433,17 +411,11 @@ export class FrameDecoder {
     }
   }
 
-  #diagnose(
-    kind: DecodeDiagnostic["kind"],
-    why: string,
-    size: number,
-    text: string,
-    unit: string,
-  ): void {
+  #diagnose(kind: DecodeDiagnostic["kind"], why: string, size: number, text: string): void {
     if (this.#onDiagnostic === undefined) return;
     const message = kind === "invalid_utf8"
-      ? `A line of ${size} ${unit} is ${why}`
-      : `Skipped a line of ${size} ${unit}: ${why}`;
+      ? `A line of ${size} bytes is ${why}`
+      : `Skipped a line of ${size} bytes: ${why}`;
     const excerpt = text.slice(0, EXCERPT_LENGTH);
     try {
       this.#onDiagnostic({ type: "diagnostic", kind, message, bytes: size, excerpt });
@@ -469,29 +441,6 @@ function isUtf8(bytes: Uint8Array): boolean {
   } catch {
     return false;
   }
-}
-
-/** The length of `text` encoded as UTF-8 (lone surrogates count 3, as `TextEncoder` writes them). */
-function utf8Length(text: string): number {
-  let bytes = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) continue;
-    if (code < 0x800) {
-      bytes += 1;
-    } else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 2; // 4 bytes for 2 units
-        i++;
-        continue;
-      }
-      bytes += 2;
-    } else {
-      bytes += 2;
-    }
-  }
-  return bytes;
 }
 
 function isJsonSpace(code: number): boolean {

@@ -1,6 +1,6 @@
 // This module is browser compatible.
 /**
- * {@linkcode NdjsonDecodeStream}: NDJSON bytes (or whole-line strings) to JSON objects.
+ * {@linkcode NdjsonDecodeStream}: NDJSON bytes to JSON objects.
  *
  * @module
  */
@@ -28,8 +28,9 @@ export interface NdjsonDecodeStreamOptions {
 
 /**
  * Transforms NDJSON into JSON objects, one per line: a thin stream wrapper over
- * {@linkcode FrameDecoder}, with the same rules. Chunks are bytes cut anywhere
- * or strings that each hold one whole line. Blank lines are skipped; lines that
+ * {@linkcode FrameDecoder}, with the same rules. Chunks are bytes cut
+ * anywhere (a chunk of another type errors the stream with a `TypeError`).
+ * Blank lines are skipped; lines that
  * are not JSON objects are skipped and reported to `onDiagnostic`; a final line
  * without a newline is still decoded when the input ends.
  *
@@ -48,8 +49,7 @@ export interface NdjsonDecodeStreamOptions {
  * assert.deepEqual(skipped, ["noise"]);
  * ```
  */
-export class NdjsonDecodeStream
-  extends TransformStream<Uint8Array | string, Record<string, unknown>> {
+export class NdjsonDecodeStream extends TransformStream<Uint8Array, Record<string, unknown>> {
   /**
    * Creates the stream.
    *

@@ -5,7 +5,7 @@ import { NdjsonDecodeStream } from "../../src/codec/ndjson_decode_stream.ts";
 const encoder = new TextEncoder();
 
 function run(
-  chunks: (Uint8Array | string)[],
+  chunks: Uint8Array[],
   stream: NdjsonDecodeStream,
 ): Promise<Record<string, unknown>[]> {
   return Array.fromAsync(ReadableStream.from(chunks).pipeThrough(stream));
@@ -24,11 +24,14 @@ Deno.test({
 });
 
 Deno.test({
-  name: "NdjsonDecodeStream takes whole-line strings",
+  name: "NdjsonDecodeStream errors with a TypeError on a chunk that is not bytes",
   permissions: "none",
   async fn() {
-    const frames = await run(['{"type":"a"}', "", '{"type":"b"}'], new NdjsonDecodeStream());
-    assert.deepEqual(frames, [{ type: "a" }, { type: "b" }]);
+    const chunks = [encoder.encode('{"type":"a"}\n'), '{"type":"b"}' as unknown as Uint8Array];
+    await assert.rejects(run(chunks, new NdjsonDecodeStream()), {
+      name: "TypeError",
+      message: /^Cannot push to a FrameDecoder: expected a Uint8Array, got a string/,
+    });
   },
 });
 
