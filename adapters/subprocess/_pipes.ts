@@ -64,12 +64,6 @@ export class OutputPipe {
     }
   }
 
-  /** Gives the pipe up now: the consumer still gets what was already read. */
-  async abandon(): Promise<void> {
-    await this.#reader.cancel().catch(() => {});
-    await this.#step();
-  }
-
   #step(): Promise<void> {
     const next = this.#chain.then(() => this.#readOnce());
     this.#chain = next;

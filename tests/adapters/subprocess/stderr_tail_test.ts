@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  StderrTail,
-  truncateToBytes,
-  utf8Length,
-} from "../../../adapters/subprocess/_stderr_tail.ts";
+import { StderrTail, truncateToBytes } from "../../../adapters/subprocess/_stderr_tail.ts";
+import { utf8Length } from "../../../src/_utf8.ts";
 import { LinePipe, OutputPipe } from "../../../adapters/subprocess/_pipes.ts";
 
 const encoder = new TextEncoder();
