@@ -168,7 +168,13 @@ export async function readStat(pid: number): Promise<StatFields | undefined> {
   }
 }
 
-function readStatSync(pid: number): StatFields | undefined {
+/**
+ * Synchronous {@linkcode readStat}.
+ *
+ * @param pid The process id.
+ * @returns The fields, or `undefined` when the process is gone or `/proc` cannot be read.
+ */
+export function readStatSync(pid: number): StatFields | undefined {
   try {
     return parseStat(Deno.readTextFileSync(`/proc/${pid}/stat`));
   } catch {
@@ -176,6 +182,12 @@ function readStatSync(pid: number): StatFields | undefined {
   }
 }
 
-function isGone(state: string): boolean {
+/**
+ * Tells whether a `/proc` state letter is that of an ended process (a zombie, or dead).
+ *
+ * @param state The state letter of `/proc/<pid>/stat`.
+ * @returns True for an ended process.
+ */
+export function isGone(state: string): boolean {
   return state === "Z" || state === "X" || state === "x";
 }
