@@ -7,8 +7,10 @@
  */
 
 import type {
+  CanUseToolRequest,
   ControlCancelRequestFrame,
   ControlFailure,
+  ControlRequestBody,
   ControlRequestFrame,
   ControlResponseFrame,
   ControlSuccess,
@@ -185,4 +187,34 @@ export function isControlFailure(
   response: ControlSuccess | ControlFailure,
 ): response is ControlFailure {
   return response.subtype === "error";
+}
+
+/**
+ * Narrows a control request body to a well-formed `can_use_tool` request:
+ * its subtype, a string `tool_name` and an object `input`.
+ *
+ * @param body The `request` of a `control_request` frame.
+ * @returns True for a `can_use_tool` request with its required fields.
+ */
+export function isCanUseToolRequest(body: ControlRequestBody): body is CanUseToolRequest {
+  return body.subtype === "can_use_tool" && typeof body.tool_name === "string" &&
+    isRecord(body.input);
+}
+
+/**
+ * Reads a `can_use_tool` request body, giving a missing or mistyped
+ * `tool_name` or `input` a neutral value (`""`, `{}`), so that even a
+ * malformed request reaches the permission handler and gets an answer.
+ *
+ * @param body The `request` of a `control_request` frame of subtype `can_use_tool`.
+ * @returns The request, well-formed.
+ */
+export function readCanUseToolRequest(body: ControlRequestBody): CanUseToolRequest {
+  if (isCanUseToolRequest(body)) return body;
+  return {
+    ...body,
+    subtype: "can_use_tool",
+    tool_name: typeof body.tool_name === "string" ? body.tool_name : "",
+    input: isRecord(body.input) ? body.input : {},
+  };
 }

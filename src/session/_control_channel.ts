@@ -1,21 +1,15 @@
 // This module is browser compatible.
 /* Our outgoing control requests: unique ids, one pending entry each, settled exactly once. */
 
+import { checkMs, deadline } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { ControlResponseFrame } from "../protocol/control.ts";
+import type { ControlRequestOptions } from "./session_options.ts";
 
 interface Pending {
-  subtype: string;
+  readonly subtype: string;
   resolve(response: Record<string, unknown>): void;
   reject(error: unknown): void;
-}
-
-/** Options of one control request. */
-export interface ControlRequestOptions {
-  /** Aborting withdraws the request (a `control_cancel_request` is sent) and rejects with the reason. */
-  signal?: AbortSignal;
-  /** Rejects with a `timeout` DuplexError after this many milliseconds. */
-  timeoutMs?: number;
 }
 
 export type ControlWriter = (frame: Record<string, unknown>) => Promise<void>;
@@ -28,6 +22,10 @@ export class ControlChannel {
   #counter = 0;
   #failure: DuplexError | undefined;
 
+  /**
+   * @param write Writes a frame to the CLI.
+   * @param defaultTimeoutMs A checked duration: how long a request waits by default.
+   */
   constructor(write: ControlWriter, defaultTimeoutMs: number) {
     this.#write = write;
     this.#defaultTimeoutMs = defaultTimeoutMs;
@@ -44,45 +42,49 @@ export class ControlChannel {
     options: ControlRequestOptions = {},
   ): Promise<Record<string, unknown>> {
     const { signal } = options;
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#failure) return Promise.reject(this.#failure);
-    const timeoutMs = options.timeoutMs ?? this.#defaultTimeoutMs;
-    if (!(timeoutMs > 0)) {
-      return Promise.reject(new RangeError(`Cannot send ${subtype}: timeoutMs must be > 0`));
+    let timeoutMs: number;
+    try {
+      signal?.throwIfAborted();
+      if (this.#failure) throw this.#failure;
+      timeoutMs = options.timeoutMs === undefined
+        ? this.#defaultTimeoutMs
+        : checkMs(options.timeoutMs, `Cannot send ${subtype}: timeoutMs`);
+    } catch (error) {
+      return Promise.reject(error);
     }
     const requestId = `${this.#prefix}${++this.#counter}`;
     const { promise, resolve, reject } = Promise.withResolvers<Record<string, unknown>>();
-    const withdraw = (reason: unknown): void => {
-      if (!this.#pending.delete(requestId)) return;
-      this.#write({ type: "control_cancel_request", request_id: requestId }).catch(() => {});
-      entry.reject(reason);
-    };
-    const onAbort = (): void => withdraw(signal?.reason);
-    const cleanup = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    };
-    const entry: Pending = {
-      subtype,
-      resolve: (value) => {
-        cleanup();
-        resolve(value);
-      },
-      reject: (error) => {
-        cleanup();
-        reject(error);
-      },
-    };
-    this.#pending.set(requestId, entry);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = setTimeout(() =>
-      withdraw(
+    const limit = deadline(timeoutMs, {
+      signal,
+      reason: () =>
         new DuplexError(
           "timeout",
           `Cannot complete ${subtype}: the CLI did not answer within ${timeoutMs} ms`,
           { requestId, subtype },
         ),
-      ), timeoutMs);
+    });
+    const onAbort = (): void => {
+      if (!this.#pending.delete(requestId)) return;
+      this.#write({ type: "control_cancel_request", request_id: requestId }).catch(() => {});
+      entry.reject(limit.signal.reason);
+    };
+    const entry: Pending = {
+      subtype,
+      resolve: (value) => {
+        done();
+        resolve(value);
+      },
+      reject: (error) => {
+        done();
+        reject(error);
+      },
+    };
+    function done(): void {
+      limit[Symbol.dispose]();
+      limit.signal.removeEventListener("abort", onAbort);
+    }
+    this.#pending.set(requestId, entry);
+    limit.signal.addEventListener("abort", onAbort, { once: true });
     this.#write({ type: "control_request", request_id: requestId, request: { subtype, ...fields } })
       .catch((error) => {
         if (this.#pending.delete(requestId)) entry.reject(error);

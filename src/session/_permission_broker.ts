@@ -1,5 +1,9 @@
 // This module is browser compatible.
-/* Inbound `can_use_tool` requests: handler calls, deferrals, CLI cancels; each settles once. */
+/*
+ * Permission logic for `can_use_tool` requests: the handler call, deferral,
+ * decisions checked and turned into the CLI's payload, and the events. The
+ * requests themselves are served by the inbound registry (settled once there).
+ */
 
 import { DuplexError } from "../errors.ts";
 import {
@@ -11,23 +15,24 @@ import {
   permissionRequestFrom,
 } from "../permissions/permission.ts";
 import type { CanUseToolRequest } from "../protocol/control.ts";
-import type { DiagnosticEvent, PermissionResolvedEvent, SessionEvent } from "./events.ts";
+import type { PermissionResolvedEvent, SessionEvent } from "./events.ts";
+import type { DropSource, InboundEntry, InboundRegistry } from "./_inbound_registry.ts";
 
 type Source = PermissionResolvedEvent["source"];
 
-interface Entry {
-  request: PermissionRequest;
-  controller: AbortController;
+const SUBTYPE = "can_use_tool";
+
+interface Permission {
+  readonly request: PermissionRequest;
   deferred: boolean;
-  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 export interface PermissionBrokerOptions {
-  handler: PermissionHandler;
-  /** Writes the success response for `requestId`. */
-  reply(requestId: string, payload: Record<string, unknown>): Promise<void>;
-  publish(event: SessionEvent): void;
-  timeoutMs: number | undefined;
+  readonly registry: InboundRegistry;
+  readonly handler: PermissionHandler;
+  readonly publish: (event: SessionEvent) => void;
+  /** A checked duration, or undefined: requests wait for ever. */
+  readonly timeoutMs: number | undefined;
 }
 
 /** The message the default handler denies with. */
@@ -39,7 +44,6 @@ export function denyAll(): FinalPermissionDecision {
 }
 
 export class PermissionBroker {
-  readonly #entries = new Map<string, Entry>();
   readonly #options: PermissionBrokerOptions;
 
   constructor(options: PermissionBrokerOptions) {
@@ -48,28 +52,30 @@ export class PermissionBroker {
 
   /** The requests still waiting for a decision, oldest first. */
   pending(): PermissionRequest[] {
-    return [...this.#entries.values()].map((entry) => entry.request);
+    return this.#options.registry.entries<Permission>(SUBTYPE).map((entry) => entry.data.request);
   }
 
   handle(requestId: string, body: CanUseToolRequest): void {
-    if (this.#entries.has(requestId)) return; // a repeated id: the first one stands
-    const controller = new AbortController();
-    const request = permissionRequestFrom(requestId, body, controller.signal);
-    const entry: Entry = { request, controller, deferred: false, timer: undefined };
-    this.#entries.set(requestId, entry);
-    const timeoutMs = this.#options.timeoutMs;
-    if (timeoutMs !== undefined) {
-      entry.timer = setTimeout(() => {
+    const { registry, timeoutMs, publish, handler } = this.#options;
+    const entry = registry.open<Permission>(requestId, {
+      subtype: SUBTYPE,
+      data: (signal) => ({
+        request: permissionRequestFrom(requestId, body, signal),
+        deferred: false,
+      }),
+      timeoutMs,
+      onTimeout: (entry) =>
         this.#settle(entry, {
           behavior: "deny",
           message: `No permission decision was made within ${timeoutMs} ms`,
-        }, "timeout");
-      }, timeoutMs);
-    }
-    this.#options.publish({ type: "permission_request", request });
+        }, "timeout"),
+      onDrop: (entry, source) => this.#dropped(entry, source),
+    });
+    if (!entry) return; // a repeated id: the first one stands
+    publish({ type: "permission_request", request: entry.data.request });
     let outcome: unknown;
     try {
-      outcome = this.#options.handler(request);
+      outcome = handler(entry.data.request);
     } catch (error) {
       this.#handlerFailed(entry, error);
       return;
@@ -93,27 +99,14 @@ export class PermissionBroker {
     if (!check.ok) {
       throw new TypeError(`Cannot answer permission request ${requestId}: ${check.reason}`);
     }
-    const entry = this.#entries.get(requestId);
+    const entry = this.#options.registry.get<Permission>(requestId, SUBTYPE);
     if (!entry) return false;
     this.#settle(entry, check.decision as FinalPermissionDecision, "respond");
     return true;
   }
 
-  /** The CLI withdrew the request: abort its signal and never answer it. */
-  cancel(requestId: string): boolean {
-    const entry = this.#entries.get(requestId);
-    if (!entry) return false;
-    this.#drop(entry, "cli", "The CLI withdrew the permission request");
-    return true;
-  }
-
-  /** The session ends: abort every pending request without answering. */
-  abortAll(reason: string): void {
-    for (const entry of [...this.#entries.values()]) this.#drop(entry, "session", reason);
-  }
-
-  #handlerDecided(entry: Entry, value: unknown): void {
-    if (this.#entries.get(entry.request.requestId) !== entry) return; // settled meanwhile
+  #handlerDecided(entry: InboundEntry<Permission>, value: unknown): void {
+    if (!this.#pending(entry)) return; // answered meanwhile: the late decision is dropped
     const check = checkDecision(value);
     if (!check.ok) {
       this.#diagnose(`Permission handler returned an invalid decision: ${check.reason}`);
@@ -124,14 +117,14 @@ export class PermissionBroker {
       return;
     }
     if (check.decision.behavior === "defer") {
-      entry.deferred = true;
+      entry.data.deferred = true;
       return;
     }
     this.#settle(entry, check.decision, "handler");
   }
 
-  #handlerFailed(entry: Entry, error: unknown): void {
-    if (this.#entries.get(entry.request.requestId) !== entry) return;
+  #handlerFailed(entry: InboundEntry<Permission>, error: unknown): void {
+    if (!this.#pending(entry)) return;
     const reason = error instanceof Error ? error.message : String(error);
     this.#diagnose(`Permission handler failed: ${reason}`);
     this.#settle(entry, {
@@ -140,22 +133,21 @@ export class PermissionBroker {
     }, "handler");
   }
 
-  #settle(entry: Entry, decision: FinalPermissionDecision, source: Source): void {
-    const { requestId, toolName } = entry.request;
-    if (this.#entries.get(requestId) !== entry) return;
-    this.#entries.delete(requestId);
-    clearTimeout(entry.timer);
-    if (source !== "handler") {
-      // Answered by someone else (a person, the timeout): a handler still running can stop.
-      entry.controller.abort(
-        new DuplexError("aborted", `The permission request was answered (${source})`, {
-          requestId,
-        }),
-      );
-    }
-    this.#options.reply(requestId, decisionPayload(decision, entry.request)).catch(() => {
-      /* the transport is gone; its end is reported by the session */
-    });
+  #settle(
+    entry: InboundEntry<Permission>,
+    decision: FinalPermissionDecision,
+    source: Source,
+  ): void {
+    const { request } = entry.data;
+    const { requestId, toolName } = request;
+    // Answered by someone else (a person, the timeout): a handler still running can stop.
+    const abortReason = source === "handler" ? undefined : new DuplexError(
+      "aborted",
+      `The permission request was answered (${source})`,
+      { requestId },
+    );
+    const payload = decisionPayload(decision, request);
+    if (!this.#options.registry.answer(requestId, { ok: true, payload }, abortReason)) return;
     this.#options.publish({
       type: "permission_resolved",
       requestId,
@@ -165,11 +157,8 @@ export class PermissionBroker {
     });
   }
 
-  #drop(entry: Entry, source: Source, reason: string): void {
-    const { requestId, toolName } = entry.request;
-    this.#entries.delete(requestId);
-    clearTimeout(entry.timer);
-    entry.controller.abort(new DuplexError("aborted", reason, { requestId }));
+  #dropped(entry: InboundEntry<Permission>, source: DropSource): void {
+    const { requestId, toolName } = entry.data.request;
     this.#options.publish({
       type: "permission_resolved",
       requestId,
@@ -179,12 +168,11 @@ export class PermissionBroker {
     });
   }
 
+  #pending(entry: InboundEntry<Permission>): boolean {
+    return this.#options.registry.get(entry.requestId, SUBTYPE) === entry;
+  }
+
   #diagnose(message: string): void {
-    const event: DiagnosticEvent = {
-      type: "diagnostic",
-      kind: "permission_handler_error",
-      message,
-    };
-    this.#options.publish(event);
+    this.#options.publish({ type: "diagnostic", kind: "permission_handler_error", message });
   }
 }

@@ -1,11 +1,17 @@
 // This module is browser compatible.
 /* Checks of what callers pass to a session, and the initialize request built from its options. */
 
+import { checkMs } from "../_deadline.ts";
 import { registerHooks } from "../hooks/hooks.ts";
 import { initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
 import type { UserContent } from "../protocol/content.ts";
 import { isRecord } from "../protocol/guards.ts";
-import type { DuplexSessionOptions } from "./session_options.ts";
+import {
+  DEFAULT_CLOSE_TIMEOUT_MS,
+  DEFAULT_CONTROL_TIMEOUT_MS,
+  DEFAULT_INTERRUPT_GRACE_MS,
+  type DuplexSessionOptions,
+} from "./session_options.ts";
 
 /** The fields of `initialize` the options ask for, or `undefined` when none is needed. */
 export function initializeFields(
@@ -50,8 +56,19 @@ export function toContentBlocks(content: UserContent): unknown[] {
   return [...content];
 }
 
-/** Validates start options before any transport opens. */
-export function checkOptions(options: DuplexSessionOptions): void {
+/** The start options a session runs with, checked. */
+export interface SessionSettings {
+  readonly controlTimeoutMs: number;
+  readonly interruptGraceMs: number;
+  readonly closeTimeoutMs: number;
+  readonly permissionTimeoutMs: number | undefined;
+  readonly maxLineBytes: number | undefined;
+  readonly onUnresponsive: "close" | "keep";
+  readonly collectTurnEvents: boolean | "all";
+}
+
+/** Validates start options before any transport opens, and resolves their defaults. */
+export function checkOptions(options: DuplexSessionOptions): SessionSettings {
   if (!isRecord(options) || options.transport === undefined) {
     throw new TypeError("Cannot start a session: options.transport is required");
   }
@@ -60,10 +77,8 @@ export function checkOptions(options: DuplexSessionOptions): void {
       throw new TypeError(`Cannot start a session: ${key} must be a function`);
     }
   }
-  if (
-    options.onUnresponsive !== undefined && options.onUnresponsive !== "close" &&
-    options.onUnresponsive !== "keep"
-  ) {
+  const onUnresponsive = options.onUnresponsive ?? "close";
+  if (onUnresponsive !== "close" && onUnresponsive !== "keep") {
     throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
   }
   if (options.hooks !== undefined) registerHooks(options.hooks); // throws a TypeError naming the bad entry
@@ -92,20 +107,29 @@ export function checkOptions(options: DuplexSessionOptions): void {
       "Cannot start a session: systemPrompt must be a string or an array of strings",
     );
   }
-  for (
-    const key of [
-      "permissionTimeoutMs",
-      "maxLineBytes",
-      "controlTimeoutMs",
-      "interruptGraceMs",
-      "closeTimeoutMs",
-    ] as const
-  ) {
-    const value = options[key];
-    if (value !== undefined && !(typeof value === "number" && value > 0)) {
-      throw new RangeError(
-        `Cannot start a session: ${key} must be a positive number, got ${value}`,
-      );
-    }
+  const { maxLineBytes } = options;
+  if (maxLineBytes !== undefined && !(Number.isSafeInteger(maxLineBytes) && maxLineBytes > 0)) {
+    throw new RangeError(
+      `Cannot start a session: maxLineBytes must be a positive integer, got ${maxLineBytes}`,
+    );
   }
+  const ms = (key: DurationKey, fallback: number): number =>
+    options[key] === undefined ? fallback : checkMs(options[key], `Cannot start a session: ${key}`);
+  return {
+    controlTimeoutMs: ms("controlTimeoutMs", DEFAULT_CONTROL_TIMEOUT_MS),
+    interruptGraceMs: ms("interruptGraceMs", DEFAULT_INTERRUPT_GRACE_MS),
+    closeTimeoutMs: ms("closeTimeoutMs", DEFAULT_CLOSE_TIMEOUT_MS),
+    permissionTimeoutMs: options.permissionTimeoutMs === undefined
+      ? undefined
+      : ms("permissionTimeoutMs", Infinity),
+    maxLineBytes,
+    onUnresponsive,
+    collectTurnEvents: options.collectTurnEvents ?? true,
+  };
 }
+
+type DurationKey =
+  | "controlTimeoutMs"
+  | "interruptGraceMs"
+  | "closeTimeoutMs"
+  | "permissionTimeoutMs";

@@ -3,12 +3,17 @@
  * {@linkcode DuplexSession}: one long-lived conversation with a `claude`
  * process (or anything speaking its protocol) over a transport.
  *
+ * The class wires its parts and exposes them: a turn tracker owns the turns,
+ * a read pump reads the transport, a control router serves the CLI's requests
+ * through one registry, a control channel settles our own requests, and one
+ * lifecycle state says where the session is.
+ *
  * @module
  */
 
-import { FrameDecoder } from "../codec/frame_decoder.ts";
+import { abortable, checkMs, deadline } from "../_deadline.ts";
 import { encodeLine } from "../codec/ndjson_encode_stream.ts";
-import { describeExit, DuplexError, type TransportExit } from "../errors.ts";
+import { DuplexError, type TransportExit } from "../errors.ts";
 import type { FinalPermissionDecision, PermissionRequest } from "../permissions/permission.ts";
 import type { UserContent } from "../protocol/content.ts";
 import type { PermissionMode } from "../protocol/control.ts";
@@ -18,42 +23,34 @@ import type {
   McpServerStatus,
 } from "../protocol/control_requests.ts";
 import { classifyFrame, isSystemInit } from "../protocol/guards.ts";
-import type { ResultFrame } from "../protocol/messages.ts";
 import { Broadcast } from "../subscriptions/_broadcast.ts";
 import type { Subscription } from "../subscriptions/subscription.ts";
 import type { Transport, TransportInfo } from "../transport/transport.ts";
-import { ControlChannel, type ControlRequestOptions } from "./_control_channel.ts";
+import { ControlChannel } from "./_control_channel.ts";
 import { ControlRouter } from "./_control_router.ts";
-import { checkOptions, initializeFields, toContentBlocks } from "./_session_input.ts";
-import type { DiagnosticEvent, ExitStatus, SessionEvent } from "./events.ts";
+import { endingOf, exitStatusOf, type Lifecycle, READY, stateOf } from "./_lifecycle.ts";
+import { ReadPump } from "./_read_pump.ts";
+import {
+  checkOptions,
+  initializeFields,
+  type SessionSettings,
+  toContentBlocks,
+} from "./_session_input.ts";
+import { TurnTracker } from "./_turn_tracker.ts";
+import type { ExitStatus, SessionEvent, SessionState } from "./events.ts";
 import { readSessionInfo, type SessionInfo } from "./session_info.ts";
-import { isUsable, type SessionState, transition } from "./session_state.ts";
-import { readTurnResult } from "./turn_result.ts";
 import type {
+  ControlRequestOptions,
   DuplexSessionOptions,
   InterruptReceipt,
   SendOptions,
   SubscribeOptions,
-  Turn,
   WaitOptions,
 } from "./session_options.ts";
+import type { Turn } from "./turn.ts";
 
-interface ActiveTurn {
-  readonly uuid: string;
-  readonly events: SessionEvent[] | undefined;
-  /** Keep `stream_event` frames in `events` too (`collectEvents: "all"`). */
-  readonly streamEvents: boolean;
-  readonly resolve: (turn: Turn) => void;
-  readonly reject: (error: unknown) => void;
-  settled: boolean;
-  aborted: { reason: unknown } | undefined;
-  graceTimer: ReturnType<typeof setTimeout> | undefined;
-}
-
+/* Only `DuplexSession.start` constructs a session. */
 const START = Symbol("DuplexSession.start");
-const DRAIN_MS = 2_000;
-/* Bytes decoded between chances for subscribers to catch up (~30 stream_event frames). */
-const SLICE_BYTES = 8_192;
 
 /**
  * A long-lived conversation with the Claude Code CLI over its stream-json
@@ -78,26 +75,21 @@ const SLICE_BYTES = 8_192;
  */
 export class DuplexSession implements AsyncDisposable {
   readonly #transport: Transport;
+  readonly #settings: SessionSettings;
+  readonly #signal: AbortSignal | undefined;
   readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent);
-  readonly #decoder: FrameDecoder;
   readonly #control: ControlChannel;
   readonly #router: ControlRouter;
+  readonly #turns: TurnTracker;
+  readonly #pump: ReadPump;
+  readonly #exit = Promise.withResolvers<ExitStatus>();
+  #lifecycle: Lifecycle = READY;
+  #closing: Promise<ExitStatus> | undefined;
+  #sessionId: string | undefined;
   #info: SessionInfo | undefined;
   #initialized: Promise<SessionInfo | undefined> = Promise.resolve(undefined);
   #initFailure: { error: unknown; reported: boolean } | undefined;
-  readonly #options: DuplexSessionOptions;
-  readonly #exit = Promise.withResolvers<ExitStatus>();
-  readonly #readDone: Promise<void>;
-  readonly #stderrDone: Promise<void>;
-  readonly #readers = new Set<ReadableStreamDefaultReader<unknown>>();
-  #state: SessionState = "ready";
-  #status: ExitStatus = { state: "running" };
-  #sessionId: string | undefined;
-  #turn: ActiveTurn | undefined;
-  #totalCostUsd = 0;
-  #closing: Promise<ExitStatus> | undefined;
-  #keepAlive: ReturnType<typeof setInterval> | undefined;
-  #ownerAbort: (() => void) | undefined;
+  readonly #onOwnerAbort = (): void => void this.close();
 
   /**
    * Opens the transport and starts reading from it.
@@ -105,18 +97,23 @@ export class DuplexSession implements AsyncDisposable {
    * @param options The transport, the permission handler and limits.
    * @returns The running session.
    * @throws {DuplexError} When the transport cannot be opened (for example `cli_not_found`).
+   * @throws {TypeError} For options of the wrong type.
+   * @throws {RangeError} For a duration or size out of range (checked before anything opens).
    */
   static async start(options: DuplexSessionOptions): Promise<DuplexSession> {
-    options.signal?.throwIfAborted();
-    checkOptions(options);
+    options?.signal?.throwIfAborted();
+    const settings = checkOptions(options);
+    const { signal } = options;
     const transport = typeof options.transport === "function"
-      ? await options.transport({ signal: options.signal ?? new AbortController().signal })
+      ? await options.transport({ signal: signal ?? new AbortController().signal })
       : options.transport;
-    if (options.signal?.aborted) {
-      await transport.close();
-      throw options.signal.reason;
+    try {
+      signal?.throwIfAborted();
+      return new DuplexSession(START, transport, options, settings);
+    } catch (error) {
+      await transport.close().catch(() => {}); // never leave a transport open behind a throw
+      throw error;
     }
-    return new DuplexSession(START, transport, options);
   }
 
   /**
@@ -125,42 +122,40 @@ export class DuplexSession implements AsyncDisposable {
    * @param token A private token.
    * @param transport An open transport.
    * @param options The session options.
+   * @param settings The options, checked.
    */
-  constructor(token: typeof START, transport: Transport, options: DuplexSessionOptions) {
+  constructor(
+    token: typeof START,
+    transport: Transport,
+    options: DuplexSessionOptions,
+    settings: SessionSettings,
+  ) {
     if (token !== START) {
       throw new TypeError("Cannot construct DuplexSession: use DuplexSession.start()");
     }
     this.#transport = transport;
-    this.#options = options;
-    this.#decoder = new FrameDecoder({
-      ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    this.#settings = settings;
+    const write = (frame: Record<string, unknown>): Promise<void> => this.#write(frame);
+    const publish = (event: SessionEvent): void => this.#publish(event);
+    this.#control = new ControlChannel(write, settings.controlTimeoutMs);
+    this.#router = new ControlRouter(options, { write, publish });
+    this.#turns = new TurnTracker({
+      interrupt: (timeoutMs) => this.#control.request("interrupt", {}, { timeoutMs }),
+      publish,
+      alive: () => this.alive,
+      close: () => void this.close(),
+    }, { graceMs: settings.interruptGraceMs, onUnresponsive: settings.onUnresponsive });
+    this.#pump = new ReadPump({
+      transport,
+      broadcast: this.#broadcast,
+      maxLineBytes: settings.maxLineBytes,
       onFrame: (frame) => this.#onFrame(frame),
-      onDiagnostic: (diagnostic) => this.#publish(diagnostic),
-      retainChunks: true, // transports never change a chunk (the Transport contract)
-      releaseChunks: transport.info.freshChunks === true,
+      publish,
+      onFailure: (error) => this.#fail(error),
     });
-    this.#control = new ControlChannel(
-      (frame) => this.#write(frame),
-      options.controlTimeoutMs ?? 60_000,
-    );
-    this.#router = new ControlRouter(options, {
-      write: (frame) => this.#write(frame),
-      publish: (event) => this.#publish(event),
-    });
-    this.#readDone = this.#readLoop();
-    this.#stderrDone = transport.stderr ? this.#stderrLoop(transport.stderr) : Promise.resolve();
-    const interval = transport.info.keepAliveIntervalMs;
-    if (interval !== undefined && interval > 0) {
-      this.#keepAlive = setInterval(() => {
-        this.#write({ type: "keep_alive" }).catch(() => {});
-      }, interval);
-    }
-    const owner = options.signal;
-    if (owner) {
-      this.#ownerAbort = () => void this.close();
-      owner.addEventListener("abort", this.#ownerAbort, { once: true });
-    }
-    transport.closed.then((exit) => this.#onTransportClosed(exit));
+    transport.closed.then((exit) => this.#pump.done.then(() => this.#finish(exit)));
+    this.#signal = options.signal;
+    this.#signal?.addEventListener("abort", this.#onOwnerAbort, { once: true });
     const init = initializeFields(options, this.#router.hooks);
     if (init) this.#sendInitialize(init);
   }
@@ -172,17 +167,17 @@ export class DuplexSession implements AsyncDisposable {
 
   /** Where the session is in its life. */
   get state(): SessionState {
-    return this.#state;
+    return stateOf(this.#lifecycle);
   }
 
   /** True while the session accepts work (not closing, not ended). */
   get alive(): boolean {
-    return isUsable(this.#state);
+    return this.#lifecycle.phase === "ready";
   }
 
   /** Running, or how the session ended; kept after the end. */
   get exitStatus(): ExitStatus {
-    return this.#status;
+    return exitStatusOf(this.#lifecycle);
   }
 
   /** The transport's description of itself and its peer. */
@@ -197,7 +192,7 @@ export class DuplexSession implements AsyncDisposable {
 
   /** True while a turn is running. */
   get busy(): boolean {
-    return this.#turn !== undefined;
+    return this.#turns.busy;
   }
 
   /** The CLI's answer to `initialize` (commands, models, account, version…), once it came. */
@@ -228,8 +223,9 @@ export class DuplexSession implements AsyncDisposable {
    * @returns An async iterable of events.
    */
   subscribe(options: SubscribeOptions = {}): Subscription<SessionEvent> {
-    const backlog: SessionEvent[] = options.replayTurn ? [...(this.#turn?.events ?? [])] : [];
-    if (this.#status.state !== "running") backlog.push({ type: "exit", status: this.#status });
+    const backlog: SessionEvent[] = options.replayTurn ? [...this.#turns.activeEvents] : [];
+    const status = this.exitStatus;
+    if (status.state !== "running") backlog.push({ type: "exit", status });
     return this.#broadcast.subscribe(options, backlog);
   }
 
@@ -244,57 +240,28 @@ export class DuplexSession implements AsyncDisposable {
    * Rejects with `signal.reason` when the signal aborts.
    */
   async send(content: UserContent, options: SendOptions = {}): Promise<Turn> {
-    const { signal, timeoutMs } = options;
+    const { signal } = options;
     signal?.throwIfAborted();
     this.#assertUsable("send a turn");
-    if (this.#turn) {
-      throw new DuplexError(
-        "turn_in_flight",
-        "Cannot send a turn: another turn is running; await its send() or call interrupt()",
-      );
-    }
-    if (timeoutMs !== undefined && !(timeoutMs > 0)) {
-      throw new RangeError(`Cannot send a turn: timeoutMs must be > 0, got ${timeoutMs}`);
-    }
+    this.#turns.assertIdle();
+    const timeoutMs = options.timeoutMs === undefined
+      ? undefined
+      : checkMs(options.timeoutMs, "Cannot send a turn: timeoutMs");
     if (this.#initFailure && !this.#initFailure.reported) {
       this.#initFailure.reported = true;
       throw this.#initFailure.error;
     }
     const message = { role: "user", content: toContentBlocks(content) };
     const uuid = options.uuid ?? crypto.randomUUID();
-    const { promise, resolve, reject } = Promise.withResolvers<Turn>();
-    const collect: boolean | "all" = options.collectEvents ?? this.#options.collectTurnEvents ??
-      true;
-    const turn: ActiveTurn = {
+    const turn = this.#turns.begin({
       uuid,
-      events: collect ? [] : undefined,
-      streamEvents: collect === "all",
-      resolve,
-      reject,
-      settled: false,
-      aborted: undefined,
-      graceTimer: undefined,
-    };
-    this.#turn = turn;
-    const onAbort = (): void => this.#abortTurn(turn, signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-      this.#abortTurn(
-        turn,
-        new DuplexError(
-          "timeout",
-          `Cannot finish the turn: no result within ${timeoutMs} ms; the turn was interrupted`,
-        ),
-      );
-    }, timeoutMs);
-    try {
-      this.#write({ type: "user", session_id: "", parent_tool_use_id: null, message, uuid })
-        .catch((error) => this.#settleTurn(turn, { error }));
-      return await promise;
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    }
+      collect: options.collectEvents ?? this.#settings.collectTurnEvents,
+      signal,
+      timeoutMs,
+    });
+    this.#write({ type: "user", session_id: "", parent_tool_use_id: null, message, uuid })
+      .catch((error) => this.#turns.fail(turn, error));
+    return await turn.promise;
   }
 
   /**
@@ -306,7 +273,7 @@ export class DuplexSession implements AsyncDisposable {
    * @throws {DuplexError} `control_failed`, `timeout`, `closed` or `process_exited`.
    */
   async interrupt(options: ControlRequestOptions = {}): Promise<InterruptReceipt> {
-    const turnWasRunning = this.#turn !== undefined;
+    const turnWasRunning = this.#turns.busy;
     const raw = await this.request("interrupt", {}, options);
     const stillQueued = Array.isArray(raw.still_queued)
       ? raw.still_queued.filter((item): item is string => typeof item === "string")
@@ -370,8 +337,7 @@ export class DuplexSession implements AsyncDisposable {
     mode: PermissionMode,
     options: ControlRequestOptions = {},
   ): Promise<PermissionMode> {
-    const reply = await this.request("set_permission_mode", { mode }, options);
-    return reply.mode ?? mode;
+    return (await this.request("set_permission_mode", { mode }, options)).mode ?? mode;
   }
 
   /**
@@ -385,8 +351,7 @@ export class DuplexSession implements AsyncDisposable {
     model: string | null,
     options: ControlRequestOptions = {},
   ): Promise<string | undefined> {
-    const reply = await this.request("set_model", { model }, options);
-    return typeof reply.model === "string" ? reply.model : undefined;
+    return stringOr((await this.request("set_model", { model }, options)).model);
   }
 
   /**
@@ -409,8 +374,8 @@ export class DuplexSession implements AsyncDisposable {
    * @returns The servers' statuses.
    */
   async mcpStatus(options: ControlRequestOptions = {}): Promise<McpServerStatus[]> {
-    const reply = await this.request("mcp_status", {}, options);
-    return Array.isArray(reply.mcpServers) ? reply.mcpServers : [];
+    const { mcpServers } = await this.request("mcp_status", {}, options);
+    return Array.isArray(mcpServers) ? mcpServers : [];
   }
 
   /**
@@ -450,10 +415,8 @@ export class DuplexSession implements AsyncDisposable {
     options: ControlRequestOptions & { dryRun?: boolean } = {},
   ): Promise<Record<string, unknown>> {
     const { dryRun, ...rest } = options;
-    return this.request("rewind_files", {
-      user_message_id: userMessageId,
-      ...(dryRun === undefined ? {} : { dry_run: dryRun }),
-    }, rest);
+    const dry = dryRun === undefined ? {} : { dry_run: dryRun };
+    return this.request("rewind_files", { user_message_id: userMessageId, ...dry }, rest);
   }
 
   /**
@@ -482,20 +445,23 @@ export class DuplexSession implements AsyncDisposable {
    */
   waitForExit(options: WaitOptions = {}): Promise<ExitStatus> {
     const { timeoutMs, signal } = options;
-    if (this.#status.state !== "running") return Promise.resolve(this.#status);
+    const status = this.exitStatus;
+    if (status.state !== "running") return Promise.resolve(status);
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (timeoutMs === undefined && !signal) return this.#exit.promise;
-    const { promise, resolve, reject } = Promise.withResolvers<ExitStatus>();
-    const timer = timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => resolve({ state: "running" }), timeoutMs);
-    const onAbort = (): void => reject(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    this.#exit.promise.then(resolve);
-    return promise.finally(() => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    });
+    let ms: number;
+    try {
+      ms = timeoutMs === undefined ? Infinity : checkMs(timeoutMs, "Cannot wait: timeoutMs");
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const limit = deadline(ms, { signal });
+    return abortable(this.#exit.promise, limit.signal)
+      .catch((reason) => {
+        if (limit.expired) return status; // still running
+        throw reason;
+      })
+      .finally(() => limit[Symbol.dispose]());
   }
 
   /**
@@ -506,33 +472,7 @@ export class DuplexSession implements AsyncDisposable {
    * @returns How the session ended.
    */
   close(): Promise<ExitStatus> {
-    if (this.#closing) return this.#closing;
-    if (this.#status.state !== "running") return this.#closing = Promise.resolve(this.#status);
-    this.#state = transition(this.#state, "close");
-    this.#router.abortAll("The session is closing");
-    const bound = this.#options.closeTimeoutMs ?? 30_000;
-    this.#closing = (async () => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), bound);
-      });
-      const outcome = await Promise.race([
-        this.#transport.close().then(() => this.#exit.promise),
-        timedOut,
-      ]).catch(() => "timeout" as const);
-      clearTimeout(timer);
-      if (outcome === "timeout") {
-        this.#finish({
-          code: null,
-          signal: null,
-          reason: `the transport did not close within ${bound} ms`,
-          stderrTail: "",
-          requested: true,
-        });
-      }
-      return this.#exit.promise;
-    })();
-    return this.#closing;
+    return this.#shutDown(undefined);
   }
 
   /** Same as {@linkcode DuplexSession.close}. */
@@ -541,13 +481,16 @@ export class DuplexSession implements AsyncDisposable {
   }
 
   #assertUsable(what: string): void {
-    if (isUsable(this.#state)) return;
-    const status = this.#status;
-    if (status.state === "failed") throw status.error;
+    const lifecycle = this.#lifecycle;
+    if (lifecycle.phase === "ready") return;
+    if (lifecycle.phase === "closing" && lifecycle.failure) throw lifecycle.failure;
+    if (lifecycle.phase === "ended" && lifecycle.status.state === "failed") {
+      throw lifecycle.status.error;
+    }
     throw new DuplexError(
       "closed",
-      `Cannot ${what}: the session is ${this.#state}; start a new session`,
-      status.state === "completed" ? { exit: status.exit } : {},
+      `Cannot ${what}: the session is ${stateOf(lifecycle)}; start a new session`,
+      lifecycle.phase === "ended" ? { exit: lifecycle.status.exit } : {},
     );
   }
 
@@ -563,10 +506,7 @@ export class DuplexSession implements AsyncDisposable {
 
   #publish(event: SessionEvent): void {
     this.#broadcast.publish(event);
-    const turn = this.#turn;
-    if (turn?.events && (event.type !== "stream_event" || turn.streamEvents)) {
-      turn.events.push(event);
-    }
+    this.#turns.record(event);
   }
 
   #onFrame(raw: Record<string, unknown>): void {
@@ -595,7 +535,7 @@ export class DuplexSession implements AsyncDisposable {
         break;
       case "result":
         this.#publish(frame);
-        this.#onResult(frame);
+        this.#turns.onResult(frame);
         return;
       case "unknown":
         if (frame.frameType === "control_request" && typeof frame.frame.request_id === "string") {
@@ -606,187 +546,66 @@ export class DuplexSession implements AsyncDisposable {
     this.#publish(frame);
   }
 
-  #onResult(frame: ResultFrame): void {
-    const previous = this.#totalCostUsd;
-    if (typeof frame.total_cost_usd === "number") this.#totalCostUsd = frame.total_cost_usd;
-    const turn = this.#turn;
-    if (!turn) return;
-    const uuids = Array.isArray(frame.user_message_uuids)
-      ? frame.user_message_uuids
-      : typeof frame.user_message_uuid === "string"
-      ? [frame.user_message_uuid]
-      : undefined;
-    if (uuids && !uuids.includes(turn.uuid)) return; // the result of an earlier line
-    const result = readTurnResult(frame, previous);
-    this.#settleTurn(turn, { turn: { result, events: turn.events ?? [], uuid: turn.uuid } });
-  }
-
-  /*
-   * Ends a turn the caller gave up on: interrupt it, then wait for its result.
-   * If the CLI acknowledges the interrupt but sends no result within the
-   * grace, the turn is given up (the session stays usable). If it does not
-   * even acknowledge the interrupt, it is unresponsive: with
-   * `onUnresponsive: "close"` (the default) the session is closed. Each step
-   * is reported as a `diagnostic` event.
-   */
-  #abortTurn(turn: ActiveTurn, reason: unknown): void {
-    if (turn.settled || turn.aborted) return;
-    turn.aborted = { reason };
-    const grace = this.#options.interruptGraceMs ?? 10_000;
-    const why = reason instanceof Error ? reason.message : String(reason);
-    this.#publish({
-      type: "diagnostic",
-      kind: "turn_interrupted",
-      message: `Interrupting the turn (${why})`,
-    });
-    let acknowledged = false;
-    this.#control.request("interrupt", {}, { timeoutMs: grace }).then(
-      () => acknowledged = true,
-      () => {},
-    );
-    turn.graceTimer = setTimeout(() => {
-      if (turn.settled) return;
-      this.#settleTurn(turn, { error: reason });
-      if (acknowledged || !this.alive) {
-        this.#publish({
-          type: "diagnostic",
-          kind: "turn_abandoned",
-          message: `The CLI acknowledged the interrupt but sent no result within ${grace} ms; ` +
-            `the turn was given up`,
-        });
-      } else if ((this.#options.onUnresponsive ?? "close") === "close") {
-        this.#publish({
-          type: "diagnostic",
-          kind: "cli_unresponsive",
-          message:
-            `The CLI did not acknowledge an interrupt within ${grace} ms; closing the session`,
-        });
-        void this.close();
-      } else {
-        this.#publish({
-          type: "diagnostic",
-          kind: "cli_unresponsive",
-          message:
-            `The CLI did not acknowledge an interrupt within ${grace} ms; the session is kept ` +
-            `(onUnresponsive: "keep")`,
-        });
-      }
-    }, grace);
-  }
-
-  #settleTurn(turn: ActiveTurn, outcome: { turn: Turn } | { error: unknown }): void {
-    if (turn.settled) return;
-    turn.settled = true;
-    clearTimeout(turn.graceTimer);
-    if (this.#turn === turn) this.#turn = undefined;
-    if (turn.aborted) turn.reject(turn.aborted.reason);
-    else if ("turn" in outcome) turn.resolve(outcome.turn);
-    else turn.reject(outcome.error);
-  }
-
   #sendInitialize(fields: Record<string, unknown>): void {
     const pending = this.#control.request("initialize", fields).then((reply) => {
       this.#info = readSessionInfo(reply);
       return this.#info;
     });
     pending.catch((error) => {
-      this.#initFailure = { error, reported: false };
-      const turn = this.#turn;
-      if (turn && !turn.settled) {
-        this.#initFailure.reported = true;
-        this.#settleTurn(turn, { error });
-      }
+      const reported = this.#turns.failActive(error);
+      this.#initFailure = { error, reported };
     });
     this.#initialized = pending;
   }
 
-  async #readLoop(): Promise<void> {
-    const reader = this.#transport.readable.getReader();
-    this.#readers.add(reader);
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        // A read of a pipe that has data resolves without a macrotask, and a chunk can hold
-        // hundreds of frames: feed it in slices and let subscribers that keep reading catch
-        // up between slices, or a burst overflows even a subscriber that reads at full speed.
-        if (typeof value === "string" || value.length <= SLICE_BYTES) {
-          this.#decoder.push(value);
-          if (this.#broadcast.pressured) await this.#broadcast.drain();
-          continue;
-        }
-        for (let offset = 0; offset < value.length; offset += SLICE_BYTES) {
-          this.#decoder.push(value.subarray(offset, offset + SLICE_BYTES));
-          if (this.#broadcast.pressured) await this.#broadcast.drain();
-        }
-      }
-    } catch (error) {
-      this.#publish(streamError("The CLI's output stream failed", error));
-    } finally {
-      try {
-        this.#decoder.end();
-      } catch (error) {
-        this.#publish(streamError("Handling the CLI's last line failed", error));
-      }
-      this.#readers.delete(reader);
-      reader.releaseLock();
-    }
+  /* The read pump died: nobody reads the CLI's output any more, so the session ends. */
+  #fail(cause: unknown): void {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    const error = new DuplexError(
+      "protocol",
+      `The session stopped: it could not read the CLI's output (${reason}); start a new session`,
+      { cause },
+    );
+    void this.#shutDown(error);
   }
 
-  async #stderrLoop(stderr: ReadableStream<string>): Promise<void> {
-    const reader = stderr.getReader();
-    this.#readers.add(reader);
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        this.#publish({ type: "stderr", line: value });
-      }
-    } catch (error) {
-      this.#publish(streamError("The CLI's stderr stream failed", error));
-    } finally {
-      this.#readers.delete(reader);
-      reader.releaseLock();
-    }
-  }
-
-  async #onTransportClosed(exit: TransportExit): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    // The peer ended: deliver what it wrote before (stdout and stderr), for a bounded time.
-    const drained = await Promise.race([
-      Promise.all([this.#readDone, this.#stderrDone]).then(() => true),
-      new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), DRAIN_MS)),
-    ]);
-    clearTimeout(timer);
-    if (!drained) {
-      for (const reader of this.#readers) reader.cancel().catch(() => {});
-    }
-    this.#finish(exit);
+  #shutDown(failure: DuplexError | undefined): Promise<ExitStatus> {
+    if (this.#closing) return this.#closing;
+    const lifecycle = this.#lifecycle;
+    if (lifecycle.phase === "ended") return this.#closing = Promise.resolve(lifecycle.status);
+    this.#lifecycle = { phase: "closing", failure };
+    this.#router.abortAll(failure ? "The session failed" : "The session is closing");
+    const bound = this.#settings.closeTimeoutMs;
+    this.#closing = (async () => {
+      using limit = deadline(bound);
+      const ended = this.#transport.close().then(() => this.#exit.promise);
+      await abortable(ended, limit.signal).catch(() => {
+        this.#pump.cancel();
+        this.#finish({
+          code: null,
+          signal: null,
+          reason: `the transport did not close within ${bound} ms`,
+          stderrTail: "",
+          requested: true,
+        });
+      });
+      return this.#exit.promise;
+    })();
+    return this.#closing;
   }
 
   #finish(exit: TransportExit): void {
-    if (this.#status.state !== "running") return;
-    const clean = exit.code === 0 && exit.signal === null;
-    const closing = this.#state === "closing";
-    this.#state = transition(this.#state, clean ? "ended_clean" : "ended_failed");
-    const error = closing
-      ? new DuplexError("closed", "Cannot finish: the session was closed", { exit })
-      : new DuplexError(
-        "process_exited",
-        `The CLI ended (${describeExit(exit)}); start a new session to continue`,
-        { exit },
-      );
-    this.#status = this.#state === "closed"
-      ? { state: "completed", code: exit.code, signal: exit.signal, exit }
-      : { state: "failed", code: exit.code, signal: exit.signal, error, exit };
+    const lifecycle = this.#lifecycle;
+    if (lifecycle.phase === "ended") return;
+    const { status, error } = endingOf(lifecycle, exit);
+    this.#lifecycle = { phase: "ended", status };
     this.#control.failAll(error);
-    if (this.#turn) this.#settleTurn(this.#turn, { error });
+    this.#turns.failAll(error);
     this.#router.abortAll("The session ended");
-    clearInterval(this.#keepAlive);
-    if (this.#ownerAbort) this.#options.signal?.removeEventListener("abort", this.#ownerAbort);
-    this.#publish({ type: "exit", status: this.#status });
+    this.#signal?.removeEventListener("abort", this.#onOwnerAbort);
+    this.#publish({ type: "exit", status });
     this.#broadcast.close();
-    this.#exit.resolve(this.#status);
+    this.#exit.resolve(status);
   }
 }
 
@@ -794,7 +613,6 @@ function laggedEvent(count: number): SessionEvent {
   return { type: "lagged", count };
 }
 
-function streamError(what: string, error: unknown): DiagnosticEvent {
-  const reason = error instanceof Error ? error.message : String(error);
-  return { type: "diagnostic", kind: "stream_error", message: `${what}: ${reason}` };
+function stringOr(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
 }

@@ -114,3 +114,15 @@ export type ExitStatus =
     error: DuplexError;
     exit: TransportExit;
   };
+
+/**
+ * Where a session is in its life (derived from one lifecycle state, like
+ * `alive` and `exitStatus`).
+ *
+ * - `ready`: open and usable.
+ * - `closing`: `close()` was called (or the session failed); waiting for the peer to end.
+ * - `closed`: ended cleanly, or by request.
+ * - `failed`: ended with an error the caller did not ask for (non-zero exit,
+ *   signal, lost connection, a session that could no longer read its peer).
+ */
+export type SessionState = "ready" | "closing" | "closed" | "failed";

@@ -11,11 +11,20 @@ import type { PermissionHandler } from "../permissions/permission.ts";
 import type { AgentDefinition } from "../protocol/control_requests.ts";
 import type { SubscriptionOptions } from "../subscriptions/subscription.ts";
 import type { Transport, TransportFactory } from "../transport/transport.ts";
-import type { ElicitationHandler } from "./elicitation.ts";
-import type { SessionEvent } from "./events.ts";
-import type { TurnResult } from "./turn_result.ts";
 
-/** Options of `DuplexSession.start`. */
+/** Default of {@linkcode DuplexSessionOptions.controlTimeoutMs}. */
+export const DEFAULT_CONTROL_TIMEOUT_MS = 60_000;
+/** Default of {@linkcode DuplexSessionOptions.interruptGraceMs}. */
+export const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
+/** Default of {@linkcode DuplexSessionOptions.closeTimeoutMs}. */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
+import type { ElicitationHandler } from "./elicitation.ts";
+
+/**
+ * Options of `DuplexSession.start`. Every `…Ms` duration takes 1 to
+ * 2^31-1 milliseconds, or `Infinity` for no bound at all; anything else is a
+ * `RangeError` (runtimes clamp longer timers to about 1 ms).
+ */
 export interface DuplexSessionOptions {
   /** What carries the lines: a transport, or a factory that opens one (for example `subprocess()`). */
   transport: Transport | TransportFactory;
@@ -26,10 +35,15 @@ export interface DuplexSessionOptions {
    * @default {denies every request with a message saying no handler was set}
    */
   onPermission?: PermissionHandler;
-  /** Deny a permission request nobody decided on within this many milliseconds. By default requests wait (they can be answered minutes later). */
+  /**
+   * Deny a permission request nobody decided on within this many
+   * milliseconds. By default requests wait (they can be answered minutes or
+   * hours later).
+   */
   permissionTimeoutMs?: number;
   /**
-   * The longest line accepted from the CLI, in bytes; longer lines are skipped and reported.
+   * The longest line accepted from the CLI, in bytes (a positive integer);
+   * longer lines are skipped and reported.
    *
    * @default {67108864}
    */
@@ -124,6 +138,17 @@ export interface SendOptions {
   collectEvents?: boolean | "all";
 }
 
+/** Options of one control request (`request()` and the methods built on it). */
+export interface ControlRequestOptions {
+  /** Aborting withdraws the request (a `control_cancel_request` is sent) and rejects with the reason. */
+  signal?: AbortSignal;
+  /**
+   * Rejects with a `timeout` DuplexError after this many milliseconds (1 to
+   * 2^31-1, or `Infinity` for no bound). Default: the session's `controlTimeoutMs`.
+   */
+  timeoutMs?: number;
+}
+
 /** Options of waits that take a bound. */
 export interface WaitOptions {
   /** Stop waiting after this many milliseconds. */
@@ -136,16 +161,6 @@ export interface WaitOptions {
 export interface SubscribeOptions extends SubscriptionOptions {
   /** Start with the events of the turn in flight (up to `capacity`), for late subscribers. */
   replayTurn?: boolean;
-}
-
-/** One finished turn. */
-export interface Turn {
-  /** The parsed `result`. */
-  readonly result: TurnResult;
-  /** Every event the session delivered during the turn, the result included (empty if not collected). */
-  readonly events: readonly SessionEvent[];
-  /** The uuid of the user line that started the turn. */
-  readonly uuid: string;
 }
 
 /** The CLI's acknowledgement of an interrupt. */

@@ -1,7 +1,13 @@
 // This module is browser compatible.
 /* Fan-out of one event stream to many bounded subscriptions. */
 
-import { type LaggedFactory, Subscription, type SubscriptionOptions } from "./subscription.ts";
+import type { EventQueue } from "./_event_queue.ts";
+import {
+  type LaggedFactory,
+  openSubscription,
+  type Subscription,
+  type SubscriptionOptions,
+} from "./subscription.ts";
 
 /** Microtask turns {@linkcode Broadcast.drain} waits for some subscriber to read. */
 const DRAIN_PATIENCE = 16;
@@ -11,12 +17,12 @@ const PRESSURE_EVENTS = 16;
 
 /** Delivers each published event to every live subscription, never waiting on any. */
 export class Broadcast<T> {
-  readonly #subscriptions = new Set<Subscription<T>>();
+  readonly #subscriptions = new Set<EventQueue<T>>();
   /** Subscriptions that read nothing during a drain, with what they had read then. */
-  readonly #idle = new WeakMap<Subscription<T>, number>();
+  readonly #idle = new WeakMap<EventQueue<T>, number>();
   readonly #lagged: LaggedFactory<T>;
-  readonly #remove = (subscription: Subscription<T>): void => {
-    this.#subscriptions.delete(subscription);
+  readonly #remove = (queue: EventQueue<T>): void => {
+    this.#subscriptions.delete(queue);
   };
   #closed = false;
 
@@ -36,10 +42,10 @@ export class Broadcast<T> {
 
   /** Adds a subscription, pre-filled with `backlog`; an already closed broadcast gives an ended one. */
   subscribe(options: SubscriptionOptions = {}, backlog: readonly T[] = []): Subscription<T> {
-    const subscription = new Subscription(this.#lagged, this.#remove, options);
-    for (const event of backlog) subscription.push(event);
-    if (this.#closed) subscription.end();
-    else if (!subscription.ended) this.#subscriptions.add(subscription);
+    const { subscription, queue } = openSubscription(this.#lagged, this.#remove, options);
+    for (const event of backlog) queue.push(event);
+    if (this.#closed) queue.end();
+    else if (!queue.ended) this.#subscriptions.add(queue);
     return subscription;
   }
 
@@ -69,7 +75,7 @@ export class Broadcast<T> {
    * drain, not one per chunk.
    */
   async drain(): Promise<void> {
-    const before = new Map<Subscription<T>, number>();
+    const before = new Map<EventQueue<T>, number>();
     for (const subscription of this.#subscriptions) before.set(subscription, subscription.taken);
     let held = this.#held();
     while (held > 0) {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { DuplexError } from "../errors.ts";
+import { DONE, EventQueue } from "./_event_queue.ts";
 
 /** What a full subscription does with a new event. */
 export type OverflowPolicy = "drop-oldest" | "error";
@@ -33,11 +33,24 @@ export interface SubscriptionOptions {
 /** How a subscription reports dropped events, as an event of its own. */
 export type LaggedFactory<T> = (count: number) => T;
 
-const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+/* Only the library opens subscriptions (`session.subscribe()`). */
+const OPEN = Symbol("Subscription.open");
 
-interface Waiter<T> {
-  resolve(result: IteratorResult<T, undefined>): void;
-  reject(error: unknown): void;
+/**
+ * Opens a subscription and its producer side (for the broadcast; not public).
+ *
+ * @param lagged Makes the event that reports dropped events.
+ * @param onEnd Called once when the subscription ends, to unregister its queue.
+ * @param options Capacity, overflow policy and signal.
+ * @returns The consumer's subscription and the producer's queue.
+ */
+export function openSubscription<T>(
+  lagged: LaggedFactory<T>,
+  onEnd: (queue: EventQueue<T>) => void,
+  options: SubscriptionOptions = {},
+): { subscription: Subscription<T>; queue: EventQueue<T> } {
+  const queue = new EventQueue(lagged, onEnd, options);
+  return { subscription: new Subscription(OPEN, queue), queue };
 }
 
 /**
@@ -69,143 +82,45 @@ interface Waiter<T> {
  * ```
  */
 export class Subscription<T> implements AsyncIterableIterator<T, undefined> {
-  readonly #capacity: number;
-  readonly #overflow: OverflowPolicy;
-  readonly #lagged: LaggedFactory<T>;
-  readonly #onEnd: (subscription: Subscription<T>) => void;
-  #buffer: (T | undefined)[];
-  #head = 0;
-  #length = 0;
-  #droppedPending = 0;
-  #droppedTotal = 0;
-  #taken = 0;
-  #waiters: Waiter<T>[] = [];
-  #ended = false;
-  #failure: DuplexError | undefined;
-  #iterating = false;
-  #signal: AbortSignal | undefined;
-  #onAbort: (() => void) | undefined;
+  readonly #queue: EventQueue<T>;
+  #consumed = false;
 
   /**
-   * Makes a subscription. Use `session.subscribe()` rather than this.
+   * Use `session.subscribe()`.
    *
-   * @param lagged Makes the event that reports dropped events.
-   * @param onEnd Called once when the subscription ends, to unregister it.
-   * @param options Capacity, overflow policy and signal.
+   * @param token A private token.
+   * @param queue The producer's side.
    */
-  constructor(
-    lagged: LaggedFactory<T>,
-    onEnd: (subscription: Subscription<T>) => void,
-    options: SubscriptionOptions = {},
-  ) {
-    const capacity = options.capacity ?? 256;
-    if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new RangeError(
-        `Cannot subscribe: capacity must be a positive integer, got ${capacity}`,
-      );
+  constructor(token: typeof OPEN, queue: EventQueue<T>) {
+    if (token !== OPEN) {
+      throw new TypeError("Cannot construct a Subscription: use session.subscribe()");
     }
-    const overflow = options.overflow ?? "drop-oldest";
-    if (overflow !== "drop-oldest" && overflow !== "error") {
-      throw new TypeError(
-        `Cannot subscribe: overflow must be "drop-oldest" or "error", got ${String(overflow)}`,
-      );
-    }
-    this.#capacity = capacity;
-    this.#overflow = overflow;
-    this.#lagged = lagged;
-    this.#onEnd = onEnd;
-    this.#buffer = new Array(Math.min(capacity, 16));
-    const signal = options.signal;
-    if (signal) {
-      if (signal.aborted) {
-        this.#ended = true;
-        queueMicrotask(() => this.#onEnd(this));
-      } else {
-        this.#signal = signal;
-        this.#onAbort = () => this.unsubscribe();
-        signal.addEventListener("abort", this.#onAbort, { once: true });
-      }
-    }
+    this.#queue = queue;
   }
 
   /** The most events held for this subscriber. */
   get capacity(): number {
-    return this.#capacity;
-  }
-
-  /** How many held events the subscriber has read, in all (waiters served at once not counted). */
-  get taken(): number {
-    return this.#taken;
+    return this.#queue.capacity;
   }
 
   /** How many events are waiting to be read. */
   get size(): number {
-    return this.#length;
+    return this.#queue.size;
   }
 
   /** How many events this subscriber has lost to overflow, in all. */
   get dropped(): number {
-    return this.#droppedTotal;
+    return this.#queue.dropped;
   }
 
   /** True once the subscription delivers nothing more (after its held events). */
   get ended(): boolean {
-    return this.#ended;
-  }
-
-  /**
-   * Offers an event. Never blocks. Called by the producer.
-   *
-   * @param event The event.
-   */
-  push(event: T): void {
-    if (this.#ended || this.#failure) return;
-    const waiter = this.#waiters.shift();
-    if (waiter) {
-      waiter.resolve({ done: false, value: event });
-      return;
-    }
-    if (this.#length === this.#capacity) {
-      if (this.#overflow === "error") {
-        this.#failure = new DuplexError(
-          "lagged",
-          `Cannot deliver event: the subscriber fell ${this.#capacity} events behind; ` +
-            `read faster, raise capacity, or use overflow "drop-oldest"`,
-        );
-        this.#detach();
-        return;
-      }
-      this.#buffer[this.#head] = undefined;
-      this.#head = (this.#head + 1) % this.#buffer.length;
-      this.#length--;
-      this.#droppedPending++;
-      this.#droppedTotal++;
-    }
-    if (this.#length === this.#buffer.length) this.#grow();
-    this.#buffer[(this.#head + this.#length) % this.#buffer.length] = event;
-    this.#length++;
-  }
-
-  /**
-   * Ends the subscription after its held events are read. Called by the producer.
-   */
-  end(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.#detach();
-    if (this.#length === 0 && this.#droppedPending === 0) this.#flushWaiters();
+    return this.#queue.ended;
   }
 
   /** Stops delivery now, drops held events and ends any pending read. */
   unsubscribe(): void {
-    this.#buffer = [];
-    this.#head = 0;
-    this.#length = 0;
-    this.#droppedPending = 0;
-    this.#failure = undefined;
-    this.#ended = true;
-    this.#detach();
-    this.#flushWaiters();
+    this.#queue.unsubscribe();
   }
 
   /**
@@ -214,27 +129,7 @@ export class Subscription<T> implements AsyncIterableIterator<T, undefined> {
    * @returns The next event, or done once the subscription ended.
    */
   next(): Promise<IteratorResult<T, undefined>> {
-    if (this.#droppedPending > 0) {
-      const count = this.#droppedPending;
-      this.#droppedPending = 0;
-      return Promise.resolve({ done: false, value: this.#lagged(count) });
-    }
-    if (this.#length > 0) {
-      const value = this.#buffer[this.#head] as T;
-      this.#buffer[this.#head] = undefined;
-      this.#head = (this.#head + 1) % this.#buffer.length;
-      this.#length--;
-      this.#taken++;
-      return Promise.resolve({ done: false, value });
-    }
-    if (this.#failure) {
-      const failure = this.#failure;
-      this.#failure = undefined;
-      this.#ended = true;
-      return Promise.reject(failure);
-    }
-    if (this.#ended) return Promise.resolve(DONE);
-    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    return this.#queue.next();
   }
 
   /**
@@ -243,7 +138,7 @@ export class Subscription<T> implements AsyncIterableIterator<T, undefined> {
    * @returns Done.
    */
   return(): Promise<IteratorResult<T, undefined>> {
-    this.unsubscribe();
+    this.#queue.unsubscribe();
     return Promise.resolve(DONE);
   }
 
@@ -251,71 +146,47 @@ export class Subscription<T> implements AsyncIterableIterator<T, undefined> {
    * Returns this subscription as its own iterator, once.
    *
    * @returns This subscription.
-   * @throws {TypeError} When iterated a second time.
+   * @throws {TypeError} When iterated a second time, or after `toReadableStream()`.
    */
   [Symbol.asyncIterator](): this {
-    if (this.#iterating) {
-      throw new TypeError(
-        "Cannot iterate a subscription twice: call subscribe() again for another consumer",
-      );
-    }
-    this.#iterating = true;
+    this.#consume("iterate a subscription twice");
     return this;
   }
 
   /** Same as {@linkcode Subscription.unsubscribe}. */
   [Symbol.asyncDispose](): Promise<void> {
-    this.unsubscribe();
+    this.#queue.unsubscribe();
     return Promise.resolve();
   }
 
   /** Same as {@linkcode Subscription.unsubscribe}. */
   [Symbol.dispose](): void {
-    this.unsubscribe();
+    this.#queue.unsubscribe();
   }
 
   /**
-   * Offers this subscription as a `ReadableStream` (cancelling it unsubscribes).
+   * Offers this subscription as a `ReadableStream` (cancelling it
+   * unsubscribes). Like iteration, this takes the subscription's one consumer.
    *
    * @returns A stream of the same events.
+   * @throws {TypeError} When the subscription is already iterated or streamed.
    */
   toReadableStream(): ReadableStream<T> {
+    this.#consume("stream a subscription that already has a consumer");
     return new ReadableStream<T>({
       pull: async (controller) => {
-        const result = await this.next();
+        const result = await this.#queue.next();
         if (result.done) controller.close();
         else controller.enqueue(result.value);
       },
-      cancel: () => this.unsubscribe(),
+      cancel: () => this.#queue.unsubscribe(),
     }, { highWaterMark: 0 });
   }
 
-  #grow(): void {
-    const size = Math.min(this.#capacity, this.#buffer.length * 2);
-    const next = new Array<T | undefined>(size);
-    for (let i = 0; i < this.#length; i++) {
-      next[i] = this.#buffer[(this.#head + i) % this.#buffer.length];
+  #consume(what: string): void {
+    if (this.#consumed) {
+      throw new TypeError(`Cannot ${what}: call subscribe() again for another consumer`);
     }
-    this.#buffer = next;
-    this.#head = 0;
-  }
-
-  #detach(): void {
-    if (this.#signal && this.#onAbort) {
-      this.#signal.removeEventListener("abort", this.#onAbort);
-    }
-    this.#signal = undefined;
-    this.#onAbort = undefined;
-    this.#onEnd(this);
-    if (this.#failure && this.#length === 0 && this.#droppedPending === 0) {
-      const failure = this.#failure;
-      this.#failure = undefined;
-      this.#ended = true;
-      for (const waiter of this.#waiters.splice(0)) waiter.reject(failure);
-    }
-  }
-
-  #flushWaiters(): void {
-    for (const waiter of this.#waiters.splice(0)) waiter.resolve(DONE);
+    this.#consumed = true;
   }
 }

@@ -14,7 +14,6 @@ import {
   allow,
   deny,
   DuplexSession,
-  type HookOutput,
   isDuplexError,
   mcpServer,
   type PermissionHandler,
@@ -22,6 +21,7 @@ import {
   type SessionEvent,
   tool,
 } from "../../mod.ts";
+import type { HookOutput } from "../../src/protocol/mod.ts";
 import { e2eTest, exists, processAlive, sandboxedCli, waitUntil, withSandbox } from "./_harness.ts";
 import type { FakeApi, FakeApiRequest } from "./fake_api.ts";
 

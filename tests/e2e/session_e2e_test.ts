@@ -17,9 +17,9 @@ import {
   type PermissionHandler,
   type PermissionRequest,
   type SessionEvent,
-  type StreamEventFrame,
   type Subscription,
 } from "../../mod.ts";
+import type { StreamEventFrame } from "../../src/protocol/mod.ts";
 import { e2eTest, exists, processAlive, sandboxedCli, waitUntil, withSandbox } from "./_harness.ts";
 import type { FakeApi } from "./fake_api.ts";
 

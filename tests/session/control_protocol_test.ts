@@ -1,6 +1,7 @@
 // deno-lint-ignore-file camelcase -- field names are the wire protocol's
 import assert from "node:assert/strict";
-import { DuplexSession, type HookInputs, isDuplexError, type SessionInfo } from "../../mod.ts";
+import { DuplexSession, isDuplexError, type SessionInfo } from "../../mod.ts";
+import type { HookInputs } from "../../src/protocol/mod.ts";
 import { loadTranscript, replay } from "../../src/testing/mod.ts";
 import { controlCancel, controlError, controlSuccess } from "../../src/testing/frames.ts";
 import { ScriptedCli } from "../../src/testing/scripted_cli.ts";

@@ -434,13 +434,6 @@ Deno.test("DuplexSession subscribers: many, late with replay, and a slow one", a
   assert.deepEqual(seenBySlow[0], { type: "lagged", count: 2 });
 });
 
-Deno.test("DuplexSession writes keep_alive when the transport asks", async () => {
-  const { cli, session } = await scripted({ echo: true, keepAliveIntervalMs: 10 });
-  await using _ = session;
-  const ping = await cli.nextWrite("keep_alive", { timeoutMs: 1000 });
-  assert.deepEqual(ping, { type: "keep_alive" });
-});
-
 Deno.test("DuplexSession survives a transport whose writes fail", async () => {
   const { cli, session } = await scripted({ echo: true });
   await using _ = session;

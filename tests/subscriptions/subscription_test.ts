@@ -108,6 +108,29 @@ Deno.test("Subscription refuses a second iteration", { permissions: "none" }, ()
   assert.throws(() => sub[Symbol.asyncIterator](), TypeError);
 });
 
+Deno.test("Subscription has one consumer: iteration and toReadableStream() exclude each other", {
+  permissions: "none",
+}, () => {
+  const b = new Broadcast<Ev>(lagged);
+  const streamed = b.subscribe();
+  streamed.toReadableStream();
+  assert.throws(() => streamed.toReadableStream(), TypeError);
+  assert.throws(() => streamed[Symbol.asyncIterator](), TypeError);
+  const iterated = b.subscribe();
+  iterated[Symbol.asyncIterator]();
+  assert.throws(() => iterated.toReadableStream(), TypeError);
+});
+
+Deno.test("Subscription offers consumers no producer methods and cannot be built with new", {
+  permissions: "none",
+}, () => {
+  const sub = new Broadcast<Ev>(lagged).subscribe();
+  assert.equal("push" in sub, false);
+  assert.equal("end" in sub, false);
+  const Ctor = sub.constructor as new (...args: unknown[]) => unknown;
+  assert.throws(() => new Ctor(Symbol("forged"), {}), TypeError);
+});
+
 Deno.test("Subscription validates its options", { permissions: "none" }, () => {
   const b = new Broadcast<Ev>(lagged);
   assert.throws(() => b.subscribe({ capacity: 0 }), RangeError);

@@ -1,6 +1,7 @@
 // This module is browser compatible.
 /**
- * {@linkcode TurnResult}: a `result` frame read into plain, always-present fields.
+ * {@linkcode Turn}: one finished turn, and {@linkcode TurnResult}, its
+ * `result` frame read into plain, always-present fields.
  *
  * @module
  */
@@ -8,6 +9,17 @@
 import type { Usage } from "../protocol/content.ts";
 import type { PermissionDenial, ResultFrame } from "../protocol/messages.ts";
 import { isRecord } from "../protocol/guards.ts";
+import type { SessionEvent } from "./events.ts";
+
+/** One finished turn. */
+export interface Turn {
+  /** The parsed `result`. */
+  readonly result: TurnResult;
+  /** Every event the session delivered during the turn, the result included (empty if not collected). */
+  readonly events: readonly SessionEvent[];
+  /** The uuid of the user line that started the turn. */
+  readonly uuid: string;
+}
 
 /** The outcome of one turn. */
 export interface TurnResult {
@@ -52,18 +64,6 @@ export interface TurnResult {
  * @param frame The `result` frame.
  * @param previousTotalCostUsd The cumulative cost before this turn, to derive the turn's own cost.
  * @returns The turn result.
- *
- * @example Read a result
- * ```ts
- * import { readTurnResult } from "@duplex/claude";
- * import assert from "node:assert/strict";
- *
- * const result = readTurnResult({
- *   type: "result", subtype: "success", is_error: false, result: "Hi", total_cost_usd: 0.5,
- * }, 0.25);
- * assert.equal(result.text, "Hi");
- * assert.equal(result.costUsd, 0.25);
- * ```
  */
 export function readTurnResult(frame: ResultFrame, previousTotalCostUsd = 0): TurnResult {
   const subtype = typeof frame.subtype === "string" ? frame.subtype : "unknown";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { readTurnResult, type ResultFrame } from "../../mod.ts";
+import type { ResultFrame } from "../../src/protocol/mod.ts";
+import { readTurnResult } from "../../src/session/turn.ts";
 
 Deno.test("readTurnResult() reads a success result", { permissions: "none" }, () => {
   const r = readTurnResult({

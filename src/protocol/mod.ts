@@ -1,0 +1,55 @@
+// This module is browser compatible.
+/**
+ * The Claude Code CLI's stream-json protocol as types: every frame the CLI
+ * writes and reads, the control requests both ways with their payloads, the
+ * content blocks, the hook inputs and outputs, the MCP content and JSON-RPC
+ * shapes of in-process tools, and the guards that narrow parsed JSON into
+ * frames (by checks, never casts). Session events carry these frames; import
+ * their types from here to switch on them.
+ *
+ * @example Narrow a parsed line
+ * ```ts
+ * import { classifyFrame, isSystemInit } from "@duplex/claude/protocol";
+ * import assert from "node:assert/strict";
+ *
+ * const frame = classifyFrame(JSON.parse('{"type":"system","subtype":"init","session_id":"s1"}'));
+ * assert.ok(isSystemInit(frame));
+ * assert.equal(frame.session_id, "s1");
+ * const later = classifyFrame({ type: "hologram", beam: 1 });
+ * assert.equal(later.type, "unknown");
+ * ```
+ *
+ * @module
+ */
+
+export type * from "./content.ts";
+export type * from "./control.ts";
+export type * from "./control_requests.ts";
+export type * from "./messages.ts";
+export type {
+  AsyncHookOutput,
+  ContextSpecificOutput,
+  HookInputBase,
+  HookInputs,
+  HookOutput,
+  PreToolUseSpecificOutput,
+} from "../hooks/hooks.ts";
+export type {
+  AudioContent,
+  EmbeddedResourceContent,
+  ImageContent,
+  JsonSchema,
+  McpContent,
+  ResourceLinkContent,
+  TextContent,
+  ToolAnnotations,
+  ToolInputSchema,
+} from "../mcp/tool.ts";
+export type {
+  JsonRpcErrorResponse,
+  JsonRpcId,
+  JsonRpcResponse,
+  JsonRpcSuccessResponse,
+  McpHandleContext,
+} from "../mcp/mcp_server.ts";
+export { classifyFrame, isCanUseToolRequest, isControlFailure, isSystemInit } from "./guards.ts";

@@ -1,0 +1,95 @@
+// This module is browser compatible.
+/*
+ * The session's one lifecycle state, and the pure rules of how it ends.
+ * `alive`, `state` and `exitStatus` are all derived from it.
+ */
+
+import { describeExit, DuplexError, type TransportExit } from "../errors.ts";
+import type { ExitStatus, SessionState } from "./events.ts";
+
+/** How a session ended (an {@linkcode ExitStatus} other than running). */
+export type EndedStatus = Exclude<ExitStatus, { state: "running" }>;
+
+/**
+ * Where the session is:
+ * - `ready`: usable;
+ * - `closing`: the transport is being closed, by the caller (`close()`) or
+ *   because the session failed (`failure`: the error every pending operation
+ *   gets, for example a read pump that died);
+ * - `ended`: the peer ended; how, for good.
+ */
+export type Lifecycle =
+  | { readonly phase: "ready" }
+  | { readonly phase: "closing"; readonly failure: DuplexError | undefined }
+  | { readonly phase: "ended"; readonly status: EndedStatus };
+
+/** The lifecycle of a new session. */
+export const READY: Lifecycle = Object.freeze({ phase: "ready" });
+
+const RUNNING: ExitStatus = Object.freeze({ state: "running" });
+
+/**
+ * The public state of a lifecycle.
+ *
+ * @param lifecycle The lifecycle.
+ * @returns `ready`, `closing`, `closed` (ended cleanly or by request) or `failed`.
+ */
+export function stateOf(lifecycle: Lifecycle): SessionState {
+  if (lifecycle.phase !== "ended") return lifecycle.phase;
+  return lifecycle.status.state === "completed" ? "closed" : "failed";
+}
+
+/**
+ * The exit status of a lifecycle.
+ *
+ * @param lifecycle The lifecycle.
+ * @returns `{ state: "running" }` until the end, then how it ended.
+ */
+export function exitStatusOf(lifecycle: Lifecycle): ExitStatus {
+  return lifecycle.phase === "ended" ? lifecycle.status : RUNNING;
+}
+
+/** How a session ended, and the error its pending operations get. */
+export interface Ending {
+  readonly status: EndedStatus;
+  readonly error: DuplexError;
+}
+
+/**
+ * How the session ends once its peer ended. Pure.
+ *
+ * - Closing on request: `completed`, however the peer then ended (the CLI
+ *   exits 1 after an interrupted last turn and 143 after the SIGTERM a close
+ *   may need; neither is a failure the caller did not ask for); pending
+ *   operations get a `closed` error.
+ * - Closing because of a failure: `failed` with that failure.
+ * - Ready: `completed` for a clean end (exit code 0, no signal), else
+ *   `failed`; pending operations get a `process_exited` error either way.
+ *
+ * @param lifecycle The lifecycle before the end (not `ended`).
+ * @param exit How the peer ended.
+ * @returns The final status and the error of pending operations.
+ */
+export function endingOf(
+  lifecycle: Exclude<Lifecycle, { phase: "ended" }>,
+  exit: TransportExit,
+): Ending {
+  const { code, signal } = exit;
+  if (lifecycle.phase === "closing") {
+    const { failure } = lifecycle;
+    if (failure) {
+      return { status: { state: "failed", code, signal, error: failure, exit }, error: failure };
+    }
+    const error = new DuplexError("closed", "Cannot finish: the session was closed", { exit });
+    return { status: { state: "completed", code, signal, exit }, error };
+  }
+  const error = new DuplexError(
+    "process_exited",
+    `The CLI ended (${describeExit(exit)}); start a new session to continue`,
+    { exit },
+  );
+  const status: EndedStatus = code === 0 && signal === null
+    ? { state: "completed", code, signal, exit }
+    : { state: "failed", code, signal, error, exit };
+  return { status, error };
+}

@@ -1,0 +1,122 @@
+// This module is browser compatible.
+/*
+ * The read pump: reads the transport's stdout into the decoder in slices,
+ * letting subscribers that keep reading catch up between slices, and its
+ * stderr into events. It ends when the transport's streams end (which the
+ * transport guarantees by the time `closed` resolves). A pump that dies (a
+ * stream that errors, a chunk that is not bytes, a handler that throws) does
+ * not leave a session that looks alive with nobody reading: it reports the
+ * failure, and the session ends.
+ */
+
+import { FrameDecoder } from "../codec/frame_decoder.ts";
+import type { Broadcast } from "../subscriptions/_broadcast.ts";
+import type { Transport } from "../transport/transport.ts";
+import type { DiagnosticEvent, SessionEvent } from "./events.ts";
+
+/* Bytes decoded between chances for subscribers to catch up (~30 stream_event frames). */
+const SLICE_BYTES = 8_192;
+
+export interface ReadPumpOptions {
+  readonly transport: Transport;
+  /** Whose subscribers may hold the pump back for a moment (see `Broadcast.drain`). */
+  readonly broadcast: Broadcast<SessionEvent>;
+  /** A checked line bound, or undefined for the decoder's default. */
+  readonly maxLineBytes: number | undefined;
+  readonly onFrame: (frame: Record<string, unknown>) => void;
+  readonly publish: (event: SessionEvent) => void;
+  /** Called once if stdout can no longer be read; the session must end. */
+  readonly onFailure: (error: unknown) => void;
+}
+
+export class ReadPump {
+  /** Resolves when both streams were read to their end (or given up). */
+  readonly done: Promise<void>;
+  readonly #options: ReadPumpOptions;
+  readonly #decoder: FrameDecoder;
+  readonly #readers = new Set<ReadableStreamDefaultReader<unknown>>();
+
+  constructor(options: ReadPumpOptions) {
+    this.#options = options;
+    const { transport, maxLineBytes } = options;
+    this.#decoder = new FrameDecoder({
+      ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
+      onFrame: options.onFrame,
+      onDiagnostic: options.publish,
+      retainChunks: true, // transports never change a chunk (the Transport contract)
+      releaseChunks: transport.info.freshChunks === true,
+    });
+    const stdout = this.#stdout(transport.readable);
+    const stderr = transport.stderr ? this.#stderr(transport.stderr) : Promise.resolve();
+    this.done = Promise.all([stdout, stderr]).then(() => {});
+  }
+
+  /** Stops reading now (the session ended without its transport's end). */
+  cancel(): void {
+    for (const reader of this.#readers) reader.cancel().catch(() => {});
+  }
+
+  async #stdout(readable: ReadableStream<Uint8Array>): Promise<void> {
+    const { broadcast } = this.#options;
+    const reader = readable.getReader();
+    this.#readers.add(reader);
+    let failure: { error: unknown } | undefined;
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        if (!(value instanceof Uint8Array)) {
+          throw new TypeError(
+            `The transport yielded a ${typeof value} chunk; transports yield Uint8Array bytes ` +
+              `(encode each line with its "\\n")`,
+          );
+        }
+        // A read of a pipe that has data resolves without a macrotask, and a chunk can hold
+        // hundreds of frames: feed it in slices and let subscribers that keep reading catch
+        // up between slices, or a burst overflows even a subscriber that reads at full speed.
+        if (value.length <= SLICE_BYTES) {
+          this.#decoder.push(value);
+          if (broadcast.pressured) await broadcast.drain();
+          continue;
+        }
+        for (let offset = 0; offset < value.length; offset += SLICE_BYTES) {
+          this.#decoder.push(value.subarray(offset, offset + SLICE_BYTES));
+          if (broadcast.pressured) await broadcast.drain();
+        }
+      }
+      this.#decoder.end();
+    } catch (error) {
+      failure = { error };
+    } finally {
+      this.#readers.delete(reader);
+      reader.releaseLock();
+    }
+    if (failure) {
+      this.#options.publish(streamError("Reading the CLI's output failed", failure.error));
+      readable.cancel().catch(() => {});
+      this.#options.onFailure(failure.error);
+    }
+  }
+
+  async #stderr(stderr: ReadableStream<string>): Promise<void> {
+    const reader = stderr.getReader();
+    this.#readers.add(reader);
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        this.#options.publish({ type: "stderr", line: value });
+      }
+    } catch (error) {
+      this.#options.publish(streamError("The CLI's stderr stream failed", error));
+    } finally {
+      this.#readers.delete(reader);
+      reader.releaseLock();
+    }
+  }
+}
+
+function streamError(what: string, error: unknown): DiagnosticEvent {
+  const reason = error instanceof Error ? error.message : String(error);
+  return { type: "diagnostic", kind: "stream_error", message: `${what}: ${reason}` };
+}
