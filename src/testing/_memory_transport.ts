@@ -1,8 +1,8 @@
 // This module is browser compatible.
 /**
  * The in-memory {@linkcode Transport} that the scripted and replay CLIs share:
- * a queue of output chunks, a stderr stream, and a `closed` promise settled
- * once. Private to `@duplex/claude/testing`.
+ * a queue of output bytes, a stderr stream, and a `closed` promise settled
+ * once, after both streams have ended. Private to `@duplex/claude/testing`.
  *
  * @module
  */
@@ -36,22 +36,27 @@ export interface MemoryTransportHooks {
 export interface MemoryTransportOptions {
   info: TransportInfo;
   chunking?: Chunking | undefined;
-  stringLines?: boolean | undefined;
 }
 
 const STDERR_TAIL_LINES = 20;
 const RANDOM_CHUNK_MAX = 23;
 
-/** An in-memory transport whose peer is code in the same process. */
+/**
+ * An in-memory transport whose peer is code in the same process. Output is
+ * encoded as UTF-8 and queued without bound (the peer never waits for the
+ * reader unless it asks with {@linkcode MemoryTransport.waitForRoom}), so
+ * everything it wrote is queued, and `readable` and `stderr` are closed,
+ * before `closed` resolves.
+ */
 export class MemoryTransport implements Transport {
-  readonly readable: ReadableStream<Uint8Array | string>;
+  readonly readable: ReadableStream<Uint8Array>;
   readonly stderr: ReadableStream<string>;
   readonly info: TransportInfo;
   readonly closed: Promise<TransportExit>;
   /** Set by the owner: later writes reject with a `process_exited` error caused by it. */
   writeError: unknown = undefined;
   #hooks: MemoryTransportHooks;
-  #out!: ReadableStreamDefaultController<Uint8Array | string>;
+  #out!: ReadableStreamDefaultController<Uint8Array>;
   #err!: ReadableStreamDefaultController<string>;
   #outOpen = true;
   #errOpen = true;
@@ -60,9 +65,6 @@ export class MemoryTransport implements Transport {
   #inputEnded = false;
   #stderrTail: string[] = [];
   #chunking: Chunking;
-  #stringLines: boolean;
-  #pendingText = "";
-  readonly #decoder = new TextDecoder();
   #seed = 0x2545f491;
   #room: (() => void)[] = [];
   #encoder = new TextEncoder();
@@ -71,8 +73,7 @@ export class MemoryTransport implements Transport {
     this.info = options.info;
     this.#hooks = hooks;
     this.#chunking = options.chunking ?? "line";
-    this.#stringLines = options.stringLines ?? false;
-    this.readable = new ReadableStream<Uint8Array | string>({
+    this.readable = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.#out = controller;
       },
@@ -169,35 +170,13 @@ export class MemoryTransport implements Transport {
   }
 
   /**
-   * Queues text (one or more whole lines, each ending with `\n`) on `readable`.
-   * In string-lines mode each line is queued without its newline.
+   * Queues output on `readable`: text is encoded as UTF-8, bytes are copied
+   * (so the caller may reuse its buffer); both are cut per the chunking mode.
+   *
+   * @param chunk What the peer writes to stdout, as is (one or more lines, or a piece of one).
    */
-  pushText(text: string): void {
+  push(chunk: string | Uint8Array): void {
     if (!this.#outOpen) return;
-    if (this.#stringLines) {
-      const lines = text.split("\n");
-      if (lines.at(-1) === "") lines.pop();
-      for (const line of lines) this.#out.enqueue(line);
-      return;
-    }
-    this.#pushBytes(this.#encoder.encode(text));
-  }
-
-  /**
-   * Queues a raw chunk on `readable`, as given (cut per the chunking mode when
-   * bytes). In string-lines mode text is framed into whole lines first, as a
-   * relay would: a partial line waits for its newline, or for the end.
-   */
-  pushRaw(chunk: string | Uint8Array): void {
-    if (!this.#outOpen) return;
-    if (this.#stringLines) {
-      const text = this.#pendingText +
-        (typeof chunk === "string" ? chunk : this.#decoder.decode(chunk, { stream: true }));
-      const lines = text.split("\n");
-      this.#pendingText = lines.pop() ?? "";
-      for (const line of lines) this.#out.enqueue(line);
-      return;
-    }
     this.#pushBytes(typeof chunk === "string" ? this.#encoder.encode(chunk) : chunk.slice());
   }
 
@@ -220,7 +199,7 @@ export class MemoryTransport implements Transport {
   }
 
   /**
-   * Ends the peer: closes `readable` after what is queued, closes `stderr`,
+   * Ends the peer: closes `readable` after what is queued and `stderr`, then
    * resolves `closed`. Only the first call counts.
    */
   finish(exit: Omit<TransportExit, "stderrTail"> & { stderrTail?: string }): void {
@@ -228,8 +207,6 @@ export class MemoryTransport implements Transport {
     const full: TransportExit = { ...exit, stderrTail: exit.stderrTail ?? this.stderrTail };
     this.#exit = full;
     if (this.#outOpen) {
-      const tail = this.#pendingText + this.#decoder.decode();
-      if (this.#stringLines && tail !== "") this.#out.enqueue(tail);
       this.#outOpen = false;
       this.#out.close();
     }

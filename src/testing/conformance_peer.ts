@@ -22,7 +22,6 @@ export type ConformanceCliOptions = Omit<ScriptedCliOptions, "rules" | "echo" | 
  * `exitOnEndInput: true` (the protocol's exit on EOF); {@linkcode conformanceCli}
  * sets it.
  *
- * @param options Whether the CLI delivers string lines.
  * @returns The rules, for `new ScriptedCli({ rules, exitOnEndInput: true })`.
  *
  * @example Echo a line
@@ -30,11 +29,12 @@ export type ConformanceCliOptions = Omit<ScriptedCliOptions, "rules" | "echo" | 
  * import { conformanceRules, ScriptedCli } from "@duplex/claude/testing";
  * import assert from "node:assert/strict";
  *
- * const cli = new ScriptedCli({ rules: conformanceRules(), stringLines: true });
+ * const cli = new ScriptedCli({ rules: conformanceRules(), exitOnEndInput: true });
  * const transport = await cli.transport({ signal: new AbortController().signal });
  * await transport.write('{"type":"conformance","op":"echo","n":1}');
  * const reader = transport.readable.getReader();
- * assert.deepEqual(JSON.parse(String((await reader.read()).value)), {
+ * const line = new TextDecoder().decode((await reader.read()).value);
+ * assert.deepEqual(JSON.parse(line), {
  *   type: "conformance",
  *   op: "echo",
  *   n: 1,
@@ -70,7 +70,7 @@ export function conformanceRules(): ScriptRule[] {
  * Makes a {@linkcode ScriptedCli} that speaks the conformance peer protocol,
  * for `runTransportConformance`. Make one per peer: each opens one process.
  *
- * @param options Chunking, string lines, reported info (not rules or echo).
+ * @param options Chunking and reported info (not rules or echo).
  * @returns The fake CLI; open it with `cli.transport(context)`.
  *
  * @example Open a conformance peer

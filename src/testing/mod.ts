@@ -24,7 +24,7 @@
  * } from "@duplex/claude/testing";
  * import assert from "node:assert/strict";
  *
- * const cli = new ScriptedCli({ stringLines: true });
+ * const cli = new ScriptedCli({ exitOnEndInput: true });
  * cli.on("user", async (_frame, cli) => {
  *   cli.emit(initFrame(), canUseToolRequest({ requestId: "perm-1", toolName: "Bash", input: { command: "ls" } }));
  *   const answer = await cli.nextWrite("control_response");
@@ -32,20 +32,20 @@
  *   return [assistantTextFrame(`Tool ${allowed}`), resultFrame({ text: `Tool ${allowed}` })];
  * });
  *
- * // Drive the transport as a session would (stringLines: one whole line per chunk).
+ * // Drive the transport as a session would: write lines, read NDJSON bytes.
  * const transport = await cli.transport({ signal: AbortSignal.timeout(5000) });
- * const lines = transport.readable.getReader();
- * const next = async () => JSON.parse(String((await lines.read()).value));
  * await transport.write(JSON.stringify({ type: "user", message: { role: "user", content: "ls" } }));
- * assert.equal((await next()).subtype, "init");
- * assert.equal((await next()).request.tool_name, "Bash");
  * await transport.write(JSON.stringify({
  *   type: "control_response",
  *   response: { subtype: "success", request_id: "perm-1", response: { behavior: "allow", updatedInput: {} } },
  * }));
- * assert.deepEqual((await next()).message.content, [{ type: "text", text: "Tool allow" }]);
- * assert.equal((await next()).result, "Tool allow");
- * assert.equal((await transport.close()).code, 0);
+ * await transport.endInput(); // the CLI answers what it has, then exits
+ * const output = await new Response(transport.readable).text();
+ * const frames = output.trimEnd().split("\n").map((line) => JSON.parse(line));
+ * assert.deepEqual(frames.map((frame) => frame.type), ["system", "control_request", "assistant", "result"]);
+ * assert.equal(frames[1].request.tool_name, "Bash");
+ * assert.equal(frames[3].result, "Tool allow");
+ * assert.equal((await transport.closed).code, 0);
  * ```
  *
  * @module

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { abortable, checkMs, deadline, MAX_TIMER_MS, sleep } from "../_deadline.ts";
 import { DuplexError, excerptOf, type TransportExit } from "../errors.ts";
 import { isRecord } from "../protocol/guards.ts";
 import type {
@@ -44,13 +45,18 @@ export interface ReplayOptions {
    * @default {Infinity}
    */
   speed?: number;
-  /** How long to wait for each expected write (and for the end of input). @default {5000} */
+  /**
+   * How long to wait for each expected write (and for the end of input): 1 to
+   * 2^31-1 milliseconds, or `Infinity`.
+   * @default {5000}
+   */
   waitTimeoutMs?: number;
-  /** How output is cut on `readable`. @default {"line"} */
+  /** How output is cut into `Uint8Array` chunks on `readable`. @default {"line"} */
   chunking?: Chunking;
-  /** Deliver whole lines as strings instead of bytes. @default {false} */
-  stringLines?: boolean;
 }
+
+/** How long a replay waits for each expected write by default, in milliseconds. */
+const DEFAULT_REPLAY_WAIT_MS = 5000;
 
 interface Written {
   line: string;
@@ -71,6 +77,7 @@ export class ReplayCli {
   readonly done: Promise<void>;
   #entries: readonly TranscriptEntry[];
   #options: ReplayOptions;
+  #waitMs: number;
   #mode: MatchMode;
   #mismatches: string[] = [];
   #written: Record<string, unknown>[] = [];
@@ -81,6 +88,8 @@ export class ReplayCli {
   #complete = false;
   #transport: MemoryTransport | undefined = undefined;
   #wake: PromiseWithResolvers<void> = Promise.withResolvers();
+  /** Aborted when the transport ends: cuts a timed gap short. */
+  #stop = new AbortController();
   #resolveDone: () => void;
 
   /**
@@ -88,10 +97,15 @@ export class ReplayCli {
    *
    * @param entries The recorded session (see {@linkcode parseTranscript}).
    * @param options Matching, timing and delivery options.
+   * @throws {RangeError} When `waitTimeoutMs` is not 1 to 2^31-1 or `Infinity`.
    */
   constructor(entries: readonly TranscriptEntry[], options: ReplayOptions = {}) {
     this.#entries = entries;
     this.#options = options;
+    this.#waitMs = checkMs(
+      options.waitTimeoutMs ?? DEFAULT_REPLAY_WAIT_MS,
+      "Cannot prepare a replay: waitTimeoutMs",
+    );
     this.#mode = options.strict ? "strict" : options.loose ? "loose" : "default";
     entries.forEach((entry, i) => {
       const id = entry.dir === "stdout" && entry.msg?.type === "control_cancel_request"
@@ -153,12 +167,15 @@ export class ReplayCli {
       description: spawn ? `replay of ${String(spawn.bin)} ${args}`.trimEnd() : "replay",
     };
     const transport = new MemoryTransport(
-      { info, chunking: this.#options.chunking, stringLines: this.#options.stringLines },
+      { info, chunking: this.#options.chunking },
       {
         onWrite: (line) => this.#onWrite(line),
         onEndInput: () => this.#wakeUp(),
         onClose: () => this.#onClose(),
-        onFinish: () => this.#wakeUp(),
+        onFinish: () => {
+          this.#stop.abort();
+          this.#wakeUp();
+        },
       },
     );
     this.#transport = transport;
@@ -185,37 +202,22 @@ export class ReplayCli {
     this.#wake = Promise.withResolvers();
   }
 
-  /* Waits for a write, the end of input, the end of the transport, or the deadline. */
-  async #waitFor(deadline: number, t: MemoryTransport): Promise<Wait> {
+  /* Waits for a write, the end of input, the end of the transport, or the wait's deadline. */
+  async #waitFor(t: MemoryTransport): Promise<Wait> {
+    using limit = deadline(this.#waitMs);
     for (;;) {
       if (t.ended) return "ended";
       if (this.#queue.length > 0) return "line";
       if (t.inputEnded) return "input_ended";
-      const left = deadline - Date.now();
-      if (left <= 0) return "timeout";
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, left);
-      });
-      try {
-        await Promise.race([this.#wake.promise, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
+      if (limit.signal.aborted) return "timeout";
+      await abortable(this.#wake.promise, limit.signal).catch(() => {});
     }
   }
 
-  async #sleep(ms: number, t: MemoryTransport): Promise<void> {
+  /* Keeps a recorded gap between output lines; the end of the transport cuts it short. */
+  async #gap(ms: number): Promise<void> {
     if (!(ms > 0)) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    });
-    try {
-      await Promise.race([timeout, t.closed]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await sleep(Math.min(ms, MAX_TIMER_MS), { signal: this.#stop.signal }).catch(() => {});
   }
 
   #skipped(entry: TranscriptEntry, index: number): boolean {
@@ -242,9 +244,9 @@ export class ReplayCli {
         entry.msg,
         (_key, value) => (typeof value === "string" ? ids.get(value) ?? value : value),
       );
-      t.pushText(`${text}\n`);
+      t.push(`${text}\n`);
     } else {
-      t.pushText(`${entry.raw ?? ""}\n`);
+      t.push(`${entry.raw ?? ""}\n`);
     }
   }
 
@@ -276,23 +278,22 @@ export class ReplayCli {
 
   async #run(t: MemoryTransport): Promise<void> {
     const speed = this.#options.speed ?? Infinity;
-    const waitMs = this.#options.waitTimeoutMs ?? 5000;
     let lastT: number | undefined;
     for (; this.#index < this.#entries.length; this.#index++) {
       if (t.ended) return;
       const entry = this.#entries[this.#index]!;
       if (entry.dir === "stdout" || entry.dir === "stderr") {
         if (lastT !== undefined && Number.isFinite(speed)) {
-          await this.#sleep((entry.tMs - lastT) / speed, t);
+          await this.#gap((entry.tMs - lastT) / speed);
         }
         await t.waitForRoom();
         if (t.ended) return;
         this.#emit(t, entry);
       } else if (entry.dir === "stdin") {
         if (this.#skipped(entry, this.#index)) continue;
-        if (!(await this.#expectLine(t, entry, Date.now() + waitMs, waitMs))) return;
+        if (!(await this.#expectLine(t, entry))) return;
       } else if (entry.msg?.event === "stdin_end") {
-        if (!(await this.#expectInputEnd(t, entry, Date.now() + waitMs, waitMs))) return;
+        if (!(await this.#expectInputEnd(t, entry))) return;
       } else if (entry.msg?.event === "exit") {
         this.#complete = true;
         t.finish({ ...exitOf(entry), requested: false });
@@ -310,19 +311,14 @@ export class ReplayCli {
     });
   }
 
-  async #expectLine(
-    t: MemoryTransport,
-    entry: TranscriptEntry,
-    deadline: number,
-    waitMs: number,
-  ): Promise<boolean> {
+  async #expectLine(t: MemoryTransport, entry: TranscriptEntry): Promise<boolean> {
     const expected = entry.msg!;
     const where = `stdin #${entry.seq}`;
-    const wait = await this.#waitFor(deadline, t);
+    const wait = await this.#waitFor(t);
     if (wait === "ended") return false;
     if (wait === "timeout" || wait === "input_ended") {
       const why = wait === "timeout"
-        ? `got nothing within ${waitMs} ms`
+        ? `got nothing within ${this.#waitMs} ms`
         : "but the session ended its input";
       this.#fail(t, `${where}: expected ${describeFrame(expected)}, ${why}`);
       return false;
@@ -345,18 +341,13 @@ export class ReplayCli {
     return true;
   }
 
-  async #expectInputEnd(
-    t: MemoryTransport,
-    entry: TranscriptEntry,
-    deadline: number,
-    waitMs: number,
-  ): Promise<boolean> {
+  async #expectInputEnd(t: MemoryTransport, entry: TranscriptEntry): Promise<boolean> {
     const where = `stdin_end #${entry.seq}`;
-    const wait = await this.#waitFor(deadline, t);
+    const wait = await this.#waitFor(t);
     if (wait === "ended") return false;
     if (wait === "input_ended") return true;
     if (wait === "timeout") {
-      this.#fail(t, `${where}: expected the end of input, got nothing within ${waitMs} ms`);
+      this.#fail(t, `${where}: expected the end of input, got nothing within ${this.#waitMs} ms`);
       return false;
     }
     const written = this.#queue.shift()!;
@@ -397,6 +388,7 @@ function exitOf(entry: TranscriptEntry): Omit<TransportExit, "stderrTail" | "req
  * @param entries The recorded session.
  * @param options Matching, timing and delivery options.
  * @returns The replay; open it with `.transport`.
+ * @throws {RangeError} When `waitTimeoutMs` is not 1 to 2^31-1 or `Infinity`.
  *
  * @example Replay a one-turn session by hand
  * ```ts
@@ -415,7 +407,7 @@ function exitOf(entry: TranscriptEntry): Omit<TransportExit, "stderrTail" | "req
  * const transport = await cli.transport({ signal: new AbortController().signal });
  * await transport.write(JSON.stringify({ ...user, uuid: "u-live" }));
  * await transport.endInput();
- * const text = await new Response(transport.readable as ReadableStream<Uint8Array>).text();
+ * const text = await new Response(transport.readable).text();
  * assert.equal(JSON.parse(text).command_uuid, "u-live");
  * assert.equal((await transport.closed).code, 0);
  * await cli.done;

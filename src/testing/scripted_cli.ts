@@ -6,6 +6,7 @@
  * @module
  */
 
+import { checkMs, deadline, sleep } from "../_deadline.ts";
 import { DuplexError, excerptOf } from "../errors.ts";
 import { isRecord } from "../protocol/guards.ts";
 import type {
@@ -66,19 +67,18 @@ export interface ScriptedCliOptions {
   exitOnEndInput?: boolean;
   /** The session id echo frames carry. @default {a random UUID} */
   sessionId?: string;
-  /** How emitted frames are cut on `readable`. @default {"line"} */
+  /** How emitted output is cut into `Uint8Array` chunks on `readable`. @default {"line"} */
   chunking?: Chunking;
-  /** Deliver whole lines as strings (like a WebSocket transport), not bytes. @default {false} */
-  stringLines?: boolean;
   /** Reported in `transport.info.pid`. */
   pid?: number;
-  /** Reported in `transport.info.keepAliveIntervalMs`. */
-  keepAliveIntervalMs?: number;
 }
+
+/** How long {@linkcode ScriptedCli.nextWrite} waits by default, in milliseconds. */
+const DEFAULT_NEXT_WRITE_TIMEOUT_MS = 5000;
 
 /** Options of {@linkcode ScriptedCli.nextWrite}. */
 export interface NextWriteOptions {
-  /** How long to wait. @default {5000} */
+  /** How long to wait: 1 to 2^31-1 milliseconds, or `Infinity`. @default {5000} */
   timeoutMs?: number;
   /** Cancels the wait (rejects with `signal.reason`). */
   signal?: AbortSignal;
@@ -100,7 +100,8 @@ interface Process {
   transport: MemoryTransport;
   opened: boolean;
   hung: boolean;
-  timers: Set<ReturnType<typeof setTimeout>>;
+  /** Aborted when the process ends: replies not yet started are dropped. */
+  life: AbortController;
   pending: Set<Promise<void>>;
   echo: EchoState;
 }
@@ -132,15 +133,17 @@ interface Waiter {
  * import { assistantTextFrame, resultFrame, ScriptedCli } from "@duplex/claude/testing";
  * import assert from "node:assert/strict";
  *
- * // stringLines: each chunk on `readable` is one whole line (the default is bytes).
- * const cli = new ScriptedCli({ stringLines: true })
+ * const cli = new ScriptedCli()
  *   .on("user", () => [assistantTextFrame("Hi"), resultFrame({ text: "Hi" })]);
  * const transport = await cli.transport({ signal: AbortSignal.timeout(5000) });
  * await transport.write(JSON.stringify({ type: "user", message: { role: "user", content: "Hello" } }));
+ * // `readable` yields bytes; with the default chunking, one chunk per reply (here two lines).
  * const reader = transport.readable.getReader();
- * assert.equal(JSON.parse(String((await reader.read()).value)).type, "assistant");
- * assert.equal(JSON.parse(String((await reader.read()).value)).type, "result");
+ * const text = new TextDecoder().decode((await reader.read()).value);
+ * const frames = text.trimEnd().split("\n").map((line) => JSON.parse(line));
+ * assert.deepEqual(frames.map((frame) => frame.type), ["assistant", "result"]);
  * assert.equal(cli.received[0]?.type, "user");
+ * reader.releaseLock();
  * assert.equal((await transport.close()).requested, true);
  * ```
  */
@@ -238,7 +241,7 @@ export class ScriptedCli {
    * @param chunk The bytes or text, as is (no newline added).
    */
   emitRaw(chunk: string | Uint8Array): void {
-    this.#target().transport.pushRaw(chunk);
+    this.#target().transport.push(chunk);
   }
 
   /**
@@ -261,11 +264,17 @@ export class ScriptedCli {
    * @returns The parsed line.
    * @throws {DuplexError} Of kind `timeout` when none comes in time; rejects
    *   with `signal.reason` when aborted.
+   * @throws {RangeError} When `timeoutMs` is not 1 to 2^31-1 or `Infinity`.
    */
   nextWrite(match?: FrameMatch, options: NextWriteOptions = {}): Promise<Record<string, unknown>> {
     const matcher = match === undefined ? matchAny : toMatcher(match);
+    let timeoutMs: number;
     try {
       options.signal?.throwIfAborted();
+      timeoutMs = checkMs(
+        options.timeoutMs ?? DEFAULT_NEXT_WRITE_TIMEOUT_MS,
+        "Cannot get the next write: timeoutMs",
+      );
     } catch (reason) {
       return Promise.reject(reason);
     }
@@ -275,35 +284,34 @@ export class ScriptedCli {
         return Promise.resolve(this.#received[i]!);
       }
     }
-    const timeoutMs = options.timeoutMs ?? 5000;
+    const what = typeof match === "string" ? ` matching "${match}"` : "";
+    const limit = deadline(timeoutMs, {
+      signal: options.signal,
+      reason: () =>
+        new DuplexError(
+          "timeout",
+          `Cannot get the next write${what}: none came within ${timeoutMs} ms`,
+        ),
+    });
     const { promise, resolve, reject } = Promise.withResolvers<Record<string, unknown>>();
-    const signal = options.signal;
-    const waiter: Waiter = { match: matcher, resolve };
     const settle = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      limit[Symbol.dispose]();
+      limit.signal.removeEventListener("abort", onAbort);
       const at = this.#waiters.indexOf(waiter);
       if (at >= 0) this.#waiters.splice(at, 1);
     };
     const onAbort = (): void => {
       settle();
-      reject(signal?.reason);
+      reject(limit.signal.reason);
     };
-    const timer = setTimeout(() => {
-      settle();
-      const what = typeof match === "string" ? ` matching "${match}"` : "";
-      reject(
-        new DuplexError(
-          "timeout",
-          `Cannot get the next write${what}: none came within ${timeoutMs} ms`,
-        ),
-      );
-    }, timeoutMs);
-    waiter.resolve = (frame) => {
-      settle();
-      resolve(frame);
+    const waiter: Waiter = {
+      match: matcher,
+      resolve(frame): void {
+        settle();
+        resolve(frame);
+      },
     };
-    signal?.addEventListener("abort", onAbort, { once: true });
+    limit.signal.addEventListener("abort", onAbort, { once: true });
     this.#waiters.push(waiter);
     return promise;
   }
@@ -376,20 +384,17 @@ export class ScriptedCli {
       kind: "scripted",
       description: "ScriptedCli",
       ...(options.pid === undefined ? {} : { pid: options.pid }),
-      ...(options.keepAliveIntervalMs === undefined
-        ? {}
-        : { keepAliveIntervalMs: options.keepAliveIntervalMs }),
     };
     const process: Process = {
       transport: undefined as unknown as MemoryTransport,
       opened: false,
       hung: false,
-      timers: new Set(),
+      life: new AbortController(),
       pending: new Set(),
       echo: { sessionId: this.#sessionId, turns: 0 },
     };
     process.transport = new MemoryTransport(
-      { info, chunking: options.chunking, stringLines: options.stringLines },
+      { info, chunking: options.chunking },
       {
         onWrite: (line) => this.#onWrite(process, line),
         onEndInput: () => void this.#onEndInput(process),
@@ -398,10 +403,7 @@ export class ScriptedCli {
         onCloseCalled: () => {
           this.#closeCalls += 1;
         },
-        onFinish: () => {
-          for (const timer of process.timers) clearTimeout(timer);
-          process.timers.clear();
-        },
+        onFinish: () => process.life.abort(),
       },
     );
     return process;
@@ -429,14 +431,13 @@ export class ScriptedCli {
       }
     }
     if (process.hung) return;
-    const { promise, resolve } = Promise.withResolvers<void>();
-    const timer = setTimeout(() => {
-      process.timers.delete(timer);
-      this.#answer(process, frame).finally(resolve);
-    }, 0);
-    process.timers.add(timer);
-    process.pending.add(promise);
-    promise.then(() => process.pending.delete(promise));
+    // Answered on a later macrotask, as a real process would; dropped if the process ends first.
+    const answered = sleep(0, { signal: process.life.signal }).then(
+      () => this.#answer(process, frame),
+      () => {},
+    );
+    process.pending.add(answered);
+    answered.then(() => process.pending.delete(answered));
   }
 
   async #answer(process: Process, frame: Record<string, unknown>): Promise<void> {
@@ -495,7 +496,7 @@ function matchAny(): boolean {
 
 function pushFrames(transport: MemoryTransport, frames: unknown[]): void {
   if (frames.length === 0) return;
-  transport.pushText(frames.map((frame) => `${JSON.stringify(frame)}\n`).join(""));
+  transport.push(frames.map((frame) => `${JSON.stringify(frame)}\n`).join(""));
 }
 
 function subtypeOf(frame: Record<string, unknown>): unknown {

@@ -210,7 +210,6 @@ const script: fc.Arbitrary<Op[]> = fc.tuple(
 
 interface Setup {
   chunking: Chunking;
-  stringLines: boolean;
   onUnresponsive: "close" | "keep";
   interruptGraceMs: number;
   permissionTimeoutMs: number | null;
@@ -222,7 +221,6 @@ const setup: fc.Arbitrary<Setup> = fc.record({
     fc.constant<Chunking>("bytes"),
     fc.integer({ min: 1, max: 300 }).map((maxChunk): Chunking => ({ maxChunk })),
   ),
-  stringLines: fc.boolean(),
   onUnresponsive: fc.constantFrom("close" as const, "keep" as const),
   interruptGraceMs: fc.integer({ min: 5, max: 25 }),
   permissionTimeoutMs: fc.option(fc.integer({ min: 5, max: 30 }), { nil: null, freq: 2 }),
@@ -300,7 +298,6 @@ async function run(params: Setup, ops: readonly Op[]): Promise<void> {
   const cli = new ScriptedCli({
     echo: false,
     chunking: params.chunking,
-    stringLines: params.stringLines,
   });
   const life = new AbortController();
   const listeners = countListeners(life.signal);
@@ -468,8 +465,7 @@ async function run(params: Setup, ops: readonly Op[]): Promise<void> {
                 ...encoder.encode('"}]}}\n'),
               ]),
             );
-            // A string-lines transport decodes the line itself (U+FFFD, like a relay would).
-            if (!params.stringLines) expected.push(`${n}:diag:invalid_utf8`);
+            expected.push(`${n}:diag:invalid_utf8`);
             expected.push(`${n}:assistant`);
             return;
           }

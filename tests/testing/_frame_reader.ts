@@ -1,6 +1,6 @@
 /**
- * Test helper: reads a transport's `readable` (byte chunks cut anywhere, or
- * whole-line strings) back into parsed lines, without the core codec.
+ * Test helper: reads a transport's `readable` (byte chunks cut anywhere) back
+ * into parsed lines, without the core codec.
  *
  * @module
  */
@@ -9,13 +9,13 @@ import type { Transport } from "../../src/transport/transport.ts";
 
 /** Reads lines from a transport, one at a time, with a bounded wait. */
 export class FrameReader {
-  #reader: ReadableStreamDefaultReader<Uint8Array | string>;
+  #reader: ReadableStreamDefaultReader<Uint8Array>;
   #decoder = new TextDecoder();
   #buffer = "";
   #lines: string[] = [];
   #done = false;
   /** Every chunk read, as received. */
-  readonly chunks: (Uint8Array | string)[] = [];
+  readonly chunks: Uint8Array[] = [];
 
   constructor(transport: Transport) {
     this.#reader = transport.readable.getReader();
@@ -38,14 +38,10 @@ export class FrameReader {
           this.#buffer = "";
         } else {
           this.chunks.push(value);
-          if (typeof value === "string") {
-            this.#lines.push(value);
-          } else {
-            this.#buffer += this.#decoder.decode(value, { stream: true });
-            const parts = this.#buffer.split("\n");
-            this.#buffer = parts.pop()!;
-            this.#lines.push(...parts);
-          }
+          this.#buffer += this.#decoder.decode(value, { stream: true });
+          const parts = this.#buffer.split("\n");
+          this.#buffer = parts.pop()!;
+          this.#lines.push(...parts);
         }
       }
     } finally {
