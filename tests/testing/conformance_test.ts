@@ -1,7 +1,7 @@
 /**
  * The transport conformance suite against the in-memory ScriptedCli (every
- * chunking, and string lines), and the suite's own failures against
- * transports broken on purpose.
+ * chunking), and the suite's own failures against transports broken on
+ * purpose: each contract can fail.
  */
 
 import assert from "node:assert/strict";
@@ -25,7 +25,7 @@ const VARIANTS: [string, ConformanceCliOptions][] = [
   ['chunking "line"', {}],
   ["chunking { maxChunk: 7 }", { chunking: { maxChunk: 7 } }],
   ['chunking "bytes"', { chunking: "bytes" }],
-  ["stringLines: true", { stringLines: true }],
+  ["byte by byte", { chunking: { maxChunk: 1 } }],
 ];
 
 for (const [name, options] of VARIANTS) {
@@ -57,9 +57,10 @@ function recorder(): ConformanceContext & { passed: string[]; failed: Map<string
 
 /** A transport that forwards to another, with parts replaced. */
 function wrap(inner: Transport, parts: Partial<Transport>): Transport {
+  const stderr = parts.stderr ?? inner.stderr;
   return {
     readable: parts.readable ?? inner.readable,
-    ...(inner.stderr === undefined ? {} : { stderr: inner.stderr }),
+    ...(stderr === undefined ? {} : { stderr }),
     info: parts.info ?? inner.info,
     closed: parts.closed ?? inner.closed,
     write: parts.write ?? ((line) => inner.write(line)),
@@ -72,16 +73,14 @@ function wrap(inner: Transport, parts: Partial<Transport>): Transport {
 }
 
 /** Drops output after the last newline seen (a transport that loses an unterminated last line). */
-function dropUnterminated(
-  readable: ReadableStream<Uint8Array | string>,
-): ReadableStream<Uint8Array> {
+function dropUnterminated(readable: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let held = "";
   return readable.pipeThrough(
-    new TransformStream<Uint8Array | string, Uint8Array>({
+    new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        held += typeof chunk === "string" ? `${chunk}\n` : decoder.decode(chunk, { stream: true });
+        held += decoder.decode(chunk, { stream: true });
         const cut = held.lastIndexOf("\n");
         if (cut >= 0) {
           controller.enqueue(encoder.encode(held.slice(0, cut + 1)));
@@ -182,25 +181,97 @@ Deno.test("the conformance suite fails close() that is not idempotent, and a rej
   assert.match(messageOf(t.failed.get("end-input")), /closed never to reject/);
 });
 
-Deno.test("the conformance suite fails string chunks that hold a newline", async () => {
+/**
+ * Passes `stream`'s chunks on but never ends (as when a descendant of the
+ * peer holds its pipe open): only cancelling it ends it.
+ */
+function neverEnds<T>(stream: ReadableStream<T>): ReadableStream<T> {
+  const reader = stream.getReader();
+  return new ReadableStream<T>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (!done) controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+}
+
+Deno.test("the conformance suite fails a transport whose readable yields strings", async () => {
+  const t = await runBroken(
+    (inner) =>
+      wrap(inner, {
+        readable: inner.readable.pipeThrough(new TextDecoderStream()) as unknown as ReadableStream<
+          Uint8Array
+        >,
+      }),
+    ["byte-chunks", "round-trip"],
+  );
+  assert.deepEqual(t.passed, []);
+  for (const id of ["byte-chunks", "round-trip"]) {
+    assert.match(
+      messageOf(t.failed.get(id)),
+      /^Expected readable to yield Uint8Array chunks only; got a string "/,
+    );
+  }
+});
+
+Deno.test("the conformance suite fails a transport that reuses the buffer of a chunk it handed out", async () => {
   const t = await runBroken(
     (inner) => {
-      const decoder = new TextDecoder();
-      return wrap(inner, {
-        readable: inner.readable.pipeThrough(
-          new TransformStream<Uint8Array | string, string>({
-            transform(chunk, controller) {
-              controller.enqueue(typeof chunk === "string" ? chunk : decoder.decode(chunk));
-            },
-          }),
-        ),
-        closed: new Promise<TransportExit>(() => {}),
-      });
+      const reader = inner.readable.getReader();
+      let previous: Uint8Array | undefined;
+      // The next read overwrites the last chunk, as a reader into one reused buffer would.
+      const reusing = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          previous?.fill(0x20);
+          const { done, value } = await reader.read();
+          if (done) return controller.close();
+          controller.enqueue(value);
+          previous = value;
+        },
+        cancel: (reason) => reader.cancel(reason),
+      }, { highWaterMark: 0 });
+      return wrap(inner, { readable: reusing });
     },
-    ["round-trip", "end-input"],
+    ["round-trip", "byte-chunks"],
   );
-  assert.match(messageOf(t.failed.get("round-trip")), /one whole line without its newline/);
-  assert.match(messageOf(t.failed.get("end-input")), /one whole line without its newline/);
+  assert.deepEqual(t.passed, ["round-trip"]);
+  assert.match(
+    messageOf(t.failed.get("byte-chunks")),
+    /never to change once enqueued; chunk 0 of \d+ changed after it was read/,
+  );
+});
+
+Deno.test("the conformance suite fails a transport whose readable has not ended when closed resolves", async () => {
+  const t = await runBroken(
+    (inner) => wrap(inner, { readable: neverEnds(inner.readable) }),
+    ["round-trip", "ended-after-exit", "ended-after-close"],
+  );
+  assert.deepEqual(t.passed, ["round-trip"]);
+  assert.match(
+    messageOf(t.failed.get("ended-after-exit")),
+    /^Expected readable, once closed resolved after the peer exited, to have ended \(reads return done at once\); a read is still waiting after 1 frame\(s\): \[\{"before":"exit"\}\]/,
+  );
+  assert.match(
+    messageOf(t.failed.get("ended-after-close")),
+    /^Expected readable, once close\(\) resolved, to have ended \(reads return done at once\); a read is still waiting after 1 frame/,
+  );
+});
+
+Deno.test("the conformance suite fails a transport whose stderr has not ended when closed resolves", async () => {
+  const t = await runBroken(
+    (inner) => wrap(inner, { stderr: neverEnds(inner.stderr!) }),
+    ["stderr", "ended-after-exit", "ended-after-close"],
+  );
+  assert.deepEqual(t.passed, ["stderr"]);
+  assert.match(
+    messageOf(t.failed.get("ended-after-exit")),
+    /^Expected stderr, once closed resolved after the peer exited, to have ended \(reads return done at once\); a read is still waiting after 1 chunk\(s\): \["conformance stderr before the exit /,
+  );
+  assert.match(
+    messageOf(t.failed.get("ended-after-close")),
+    /^Expected stderr, once close\(\) resolved, to have ended \(reads return done at once\); a read is still waiting after 0 chunk/,
+  );
 });
 
 Deno.test("runTransportConformance refuses an unknown contract in skip", async () => {
@@ -208,6 +279,22 @@ Deno.test("runTransportConformance refuses an unknown contract in skip", async (
     runTransportConformance(recorder(), openScripted({}), { skip: ["round-trp"] }),
     (error: unknown) => error instanceof DuplexError && error.kind === "invalid_argument",
   );
+});
+
+Deno.test("runTransportConformance checks its bounds: 1 to 2^31-1 ms, or Infinity", async () => {
+  for (const bad of [{ timeoutMs: 0 }, { closeBoundMs: 2 ** 31 }, { timeoutMs: Number.NaN }]) {
+    await assert.rejects(
+      runTransportConformance(recorder(), openScripted({}), bad),
+      { name: "RangeError", message: /^Cannot run the transport conformance suite: \w+Ms must be/ },
+    );
+  }
+  const t = recorder();
+  await runTransportConformance(t, openScripted({}), {
+    timeoutMs: Infinity,
+    closeBoundMs: Infinity,
+    skip: CONFORMANCE_CONTRACTS.filter((id) => id !== "close"),
+  });
+  assert.deepEqual(t.passed, ["close"]);
 });
 
 Deno.test("the conformance suite fails a closed that never settles, within its bound", async () => {
@@ -226,9 +313,9 @@ Deno.test("the conformance suite fails a transport that declares freshChunks but
   const t = await runBroken(
     (inner) => {
       // Cuts every chunk in two views of one buffer, yet claims each chunk is fresh.
-      const halves = new TransformStream<Uint8Array | string, Uint8Array | string>({
+      const halves = new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
-          if (typeof chunk === "string" || chunk.length < 2) return controller.enqueue(chunk);
+          if (chunk.length < 2) return controller.enqueue(chunk);
           const half = chunk.length >> 1;
           controller.enqueue(chunk.subarray(0, half));
           controller.enqueue(chunk.subarray(half));
