@@ -514,6 +514,67 @@ Deno.test("replay() close() interrupts a timed wait promptly", async () => {
   assert.deepEqual(await reader.rest(), [{ type: "keep_alive" }]);
 });
 
+Deno.test("replay() checks waitTimeoutMs: 1 to 2^31-1, or Infinity", async (t) => {
+  const all = await load("01-duplex-two-turns");
+  for (const waitTimeoutMs of [0, 2 ** 31, Number.NaN]) {
+    assert.throws(() => replay(all, { waitTimeoutMs }), {
+      name: "RangeError",
+      message: new RegExp(
+        `^Cannot prepare a replay: waitTimeoutMs must be .*got ${waitTimeoutMs}$`,
+      ),
+    });
+  }
+  await t.step("Infinity waits with no timer until the session writes or closes", async () => {
+    const { cli, transport } = await open(all, { waitTimeoutMs: Infinity });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(cli.mismatches, []);
+    assert.equal((await transport.close()).signal, "SIGTERM");
+    await cli.done;
+  });
+});
+
+Deno.test("replay() has ended readable and stderr by the time closed resolves", async (t) => {
+  const script = entries(
+    ["stdout", { type: "keep_alive", n: 1 }],
+    ["stderr", "a warning"],
+    ["stdout", "noise at the end"],
+    ["meta", { event: "exit", code: 0, signal: null }],
+  );
+  /** Reads a stream that should have ended; every read must settle at once. */
+  async function drained<T>(stream: ReadableStream<T>): Promise<T[]> {
+    const reader = stream.getReader();
+    const chunks: T[] = [];
+    for (;;) {
+      const result = await Promise.race([
+        reader.read(),
+        new Promise<"waiting">((resolve) => queueMicrotask(() => resolve("waiting"))),
+      ]);
+      assert.notEqual(result, "waiting", "a read waited after closed resolved");
+      if (result === "waiting" || result.done) return chunks;
+      chunks.push(result.value);
+    }
+  }
+  await t.step("after the recorded exit, nothing read before", async () => {
+    const cli = replay(script);
+    const transport = await cli.transport(openContext());
+    await transport.closed;
+    const bytes = await drained(transport.readable);
+    assert.ok(bytes.every((chunk) => chunk instanceof Uint8Array));
+    const text = new TextDecoder().decode(new Uint8Array(bytes.flatMap((chunk) => [...chunk])));
+    assert.equal(text, '{"type":"keep_alive","n":1}\nnoise at the end\n');
+    assert.deepEqual(await drained(transport.stderr!), ["a warning"]);
+    await cli.done;
+  });
+  await t.step("after close()", async () => {
+    const cli = replay(await load("01-duplex-two-turns"));
+    const transport = await cli.transport(openContext());
+    assert.equal((await transport.close()).requested, true);
+    await drained(transport.readable);
+    await drained(transport.stderr!);
+    await cli.done;
+  });
+});
+
 Deno.test("replay() opens once and respects an aborted signal", async () => {
   const cli = replay(await load("01-duplex-two-turns"), { waitTimeoutMs: 50 });
   const reason = new Error("no");

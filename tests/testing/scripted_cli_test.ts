@@ -253,6 +253,28 @@ Deno.test("ScriptedCli.nextWrite() returns the oldest unclaimed matching line, o
     assert.equal(listeners, 0);
   });
 
+  await t.step(
+    "timeoutMs is 1 to 2^31-1 or Infinity (no timer: only the signal ends the wait)",
+    async () => {
+      for (const timeoutMs of [0, -1, 2 ** 31, Number.NaN]) {
+        await assert.rejects(() => cli.nextWrite("user", { timeoutMs }), {
+          name: "RangeError",
+          message: new RegExp(
+            `^Cannot get the next write: timeoutMs must be a number .*got ${timeoutMs}$`,
+          ),
+        });
+      }
+      const controller = new AbortController();
+      const waiting = cli.nextWrite("never", { timeoutMs: Infinity, signal: controller.signal });
+      const reason = new Error("enough");
+      controller.abort(reason);
+      await assert.rejects(() => waiting, (error: unknown) => error === reason);
+      const late = cli.nextWrite("user", { timeoutMs: Infinity });
+      await transport.write(userLine("late"));
+      assert.equal((await late).type, "user");
+    },
+  );
+
   await transport.close();
 });
 
