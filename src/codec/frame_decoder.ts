@@ -102,7 +102,7 @@ const BOM = 0xfeff;
  * @example Decode a stream cut in the middle of lines
  * ```ts
  * import assert from "node:assert/strict";
- * import { FrameDecoder } from "@duplex/claude";
+ * import { FrameDecoder } from "./frame_decoder.ts";
  *
  * const frames: Record<string, unknown>[] = [];
  * const kinds: string[] = [];

@@ -37,7 +37,7 @@ export interface NdjsonDecodeStreamOptions {
  * @example Decode bytes cut in the middle of a line
  * ```ts
  * import assert from "node:assert/strict";
- * import { NdjsonDecodeStream } from "@duplex/claude";
+ * import { NdjsonDecodeStream } from "./ndjson_decode_stream.ts";
  *
  * const bytes = new TextEncoder().encode('{"type":"a"}\n\nnoise\n{"type":"b"}');
  * const skipped: string[] = [];

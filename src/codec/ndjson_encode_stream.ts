@@ -13,7 +13,7 @@
  * @example Encode a frame
  * ```ts
  * import assert from "node:assert/strict";
- * import { encodeLine } from "@duplex/claude";
+ * import { encodeLine } from "./ndjson_encode_stream.ts";
  *
  * assert.equal(encodeLine({ type: "keep_alive" }), '{"type":"keep_alive"}');
  * assert.throws(() => encodeLine(undefined), TypeError);
@@ -48,7 +48,7 @@ export function encodeLine(value: unknown): string {
  * @example Encode two frames
  * ```ts
  * import assert from "node:assert/strict";
- * import { NdjsonEncodeStream } from "@duplex/claude";
+ * import { NdjsonEncodeStream } from "./ndjson_encode_stream.ts";
  *
  * const text = await new Response(
  *   ReadableStream.from([{ type: "a" }, { type: "b", n: 1 }]).pipeThrough(new NdjsonEncodeStream()),
