@@ -3,49 +3,53 @@
  * `claude` processes do not outlive the host program.
  *
  * The CLI is spawned detached (its own session and process group), so a
- * Ctrl-C in the terminal or a `kill` of the host does not reach it. While at
- * least one transport is open the registry listens for:
+ * Ctrl-C in the terminal or a `kill` of the host does not reach it. What the
+ * registry installs, and when (nothing at all while no transport is open):
  *
- * - SIGINT, SIGTERM and SIGHUP to the host (`Deno.addSignalListener`): it
- *   closes every registered transport with its normal ladder (stdin EOF,
- *   SIGTERM, SIGKILL, descendants), then exits the host with 128 + the
- *   signal number (130, 143, 129) as a shell would, because listening for a
- *   signal replaces Deno's default action of dying from it. A second signal
- *   during the cleanup skips the waiting: SIGKILL to everything, exit now.
- *   A transport opened with `hostSignal: "close"` says that the program has
- *   its own signal handling: the transports are still closed, but the host
- *   is not exited (when any open transport says so). With `"ignore"` the
- *   transport does not take part in signal handling at all.
- * - `unload` (`Deno.exit()` or the natural end of the program): listeners
- *   of `unload` cannot wait for events, so each open transport gets SIGTERM to
- *   its group, its known descendants and its marked processes, synchronously,
- *   then, after a blocking 200 ms pause, SIGKILL to whatever is left. The CLI
- *   reacts to SIGTERM by ending its tools and exiting within milliseconds.
- * - While the cleanup after a signal runs, unhandled rejections (the
- *   program's own turns rejecting as their CLI ends) do not end the host
- *   early; it exits with 128 + the signal number once everything is closed.
+ * - **Signal listeners** (`Deno.addSignalListener`) for SIGINT, SIGTERM and
+ *   SIGHUP, where the platform has them: added when the first open transport
+ *   whose `hostSignal` is not `"ignore"` registers, removed when the last
+ *   such transport has ended or closed. A signal listener replaces Deno's
+ *   default action (dying from the signal). On a signal:
+ *   - when every such transport says `"close-and-exit"` (the default), the
+ *     registry ends every open CLI synchronously (SIGTERM to its process
+ *     group, its known descendants and its marked processes; up to 1 s,
+ *     polled with a blocking pause, for them to go; SIGKILL to what is left)
+ *     and exits the host with 128 + the signal number (130, 143, 129) as a
+ *     shell would. Nothing of the program runs between the signal and the
+ *     exit, so no rejection of its own (its turns failing as their CLI ends)
+ *     can end the host before the processes are gone: no global handler is
+ *     needed for that;
+ *   - when any says `"close"` (the program has a signal listener of its own,
+ *     which decides when to exit), every transport that is not `"ignore"` is
+ *     closed with its normal ladder (`close()`, asynchronous) and the host is
+ *     not exited; a second signal during those closes sends SIGKILL to them.
+ * - **An `unload` listener** (`globalThis.addEventListener("unload", …)`;
+ *   `Deno.exit()` or the natural end of the program): added with the first
+ *   open transport of any mode, removed with the last. Listeners of `unload`
+ *   cannot wait for events, so it ends every open CLI synchronously as above
+ *   (the host is exiting already).
  *
- * Listeners are added with the first open transport and removed with the
- * last, so that a program (or a test) with no open transport keeps Deno's
- * default signal behaviour and can exit.
+ * Nothing else: no `unhandledrejection`, `error` or `beforeunload` listener,
+ * no change to how the program's own errors end it.
  *
  * @module
  */
 
-/** How a transport takes part in the host's SIGINT/SIGTERM/SIGHUP handling. */
-export type HostSignalMode = "close-and-exit" | "close" | "ignore";
-
-/** The host signal modes accepted by the `hostSignal` option. */
-export const HOST_SIGNAL_MODES: readonly HostSignalMode[] = ["close-and-exit", "close", "ignore"];
+import type { HostSignalMode } from "./subprocess_options.ts";
 
 /** What the registry needs from an open transport. */
 export interface HostExitMember {
   /** How it takes part in signal handling. */
   readonly hostSignal: HostSignalMode;
+  /** Its time between SIGTERM and SIGKILL (the host's exit waits at most 1 s of it). */
+  readonly terminateGraceMs: number;
   /** Closes it with the normal ladder. */
   close(): Promise<unknown>;
-  /** Signals its process group and known descendants now, without waiting. */
-  terminateNow(signal: "SIGTERM" | "SIGKILL"): void;
+  /** Signals its CLI, the CLI's group, known descendants and marked processes now. */
+  signalNow(signal: "SIGTERM" | "SIGKILL"): void;
+  /** Whether anything of it still runs, now (`undefined`: it cannot be told). */
+  runningNow(): boolean | undefined;
 }
 
 type HostSignal = "SIGINT" | "SIGTERM" | "SIGHUP";
@@ -56,11 +60,18 @@ const EXIT_CODES: Readonly<Record<HostSignal, number>> = {
   SIGHUP: 129,
 };
 
+/** The most time the host's exit gives its CLIs after SIGTERM before SIGKILL. */
+const HOST_EXIT_GRACE_MS = 1000;
+/** How often the host's exit checks whether its CLIs have gone. */
+const HOST_EXIT_POLL_MS = 20;
+/** The pause between SIGTERM and SIGKILL when nothing can tell whether they have gone. */
+const HOST_EXIT_BLIND_GRACE_MS = 200;
+
 class HostExitRegistry {
   readonly #members = new Set<HostExitMember>();
   readonly #signalHandlers = new Map<HostSignal, () => void>();
   #unloadHandler: (() => void) | undefined;
-  #handling = false;
+  #closing = false;
 
   get size(): number {
     return this.#members.size;
@@ -112,42 +123,63 @@ class HostExitRegistry {
   }
 
   #onSignal(signal: HostSignal): void {
-    const members = [...this.#members].filter((member) => member.hostSignal !== "ignore");
-    const exit = members.every((member) => member.hostSignal === "close-and-exit");
-    const code = EXIT_CODES[signal];
-    if (this.#handling) {
+    const all = [...this.#members];
+    const members = all.filter((member) => member.hostSignal !== "ignore");
+    if (members.every((member) => member.hostSignal === "close-and-exit")) {
+      // From here to the exit everything is synchronous: nothing else of the program runs.
+      this.#members.clear();
+      this.#update();
+      endNow(all);
+      Deno.exit(EXIT_CODES[signal]);
+    }
+    if (this.#closing) {
       // A second signal: the user does not want to wait.
-      for (const member of this.#members) terminate(member, "SIGKILL");
-      if (exit) Deno.exit(code);
+      for (const member of members) signalNow(member, "SIGKILL");
       return;
     }
-    this.#handling = true;
-    // While the sessions close, the program's own awaits reject (its turns end with the
-    // CLI): an unhandled rejection then would end the host before the cleanup finished.
-    const keepAlive = (event: PromiseRejectionEvent): void => {
-      if (exit) event.preventDefault();
-    };
-    globalThis.addEventListener("unhandledrejection", keepAlive);
+    this.#closing = true;
     void Promise.allSettled(members.map((member) => member.close())).then(() => {
-      this.#handling = false;
-      globalThis.removeEventListener("unhandledrejection", keepAlive);
-      if (exit) Deno.exit(code);
+      this.#closing = false;
     });
   }
 
   #onUnload(): void {
-    for (const member of this.#members) terminate(member, "SIGTERM");
-    if (this.#members.size === 0) return;
-    // Nothing asynchronous runs any more: give the processes a moment, then SIGKILL the rest.
-    pauseSync(UNLOAD_GRACE_MS);
-    for (const member of this.#members) terminate(member, "SIGKILL");
+    endNow([...this.#members]);
   }
 }
 
-/** How long the host's exit waits between SIGTERM and SIGKILL (it cannot wait for events). */
-const UNLOAD_GRACE_MS = 200;
+/**
+ * Ends the members' processes without yielding to the event loop: SIGTERM,
+ * then a blocking wait until they have gone (bounded), then SIGKILL to the
+ * members with anything left.
+ */
+function endNow(members: readonly HostExitMember[]): void {
+  if (members.length === 0) return;
+  for (const member of members) signalNow(member, "SIGTERM");
+  const graceMs = Math.min(
+    HOST_EXIT_GRACE_MS,
+    Math.max(...members.map((member) => member.terminateGraceMs)),
+  );
+  const started = performance.now();
+  let left = members;
+  for (;;) {
+    const running = left.map(runningNow);
+    left = left.filter((_, i) => running[i] !== false);
+    const waited = performance.now() - started;
+    if (left.length === 0 || waited >= graceMs) break;
+    if (running.includes(undefined)) {
+      // Nothing can tell when they are gone: give them a fixed moment.
+      pauseSync(Math.min(HOST_EXIT_BLIND_GRACE_MS, graceMs) - waited);
+      break;
+    }
+    pauseSync(Math.min(HOST_EXIT_POLL_MS, graceMs - waited));
+  }
+  for (const member of left) signalNow(member, "SIGKILL");
+}
 
+/* Blocks the thread (no event runs meanwhile: the children are not reaped, so no pid is reused). */
 function pauseSync(ms: number): void {
+  if (ms <= 0) return;
   try {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
   } catch {
@@ -155,11 +187,19 @@ function pauseSync(ms: number): void {
   }
 }
 
-function terminate(member: HostExitMember, signal: "SIGTERM" | "SIGKILL"): void {
+function signalNow(member: HostExitMember, signal: "SIGTERM" | "SIGKILL"): void {
   try {
-    member.terminateNow(signal);
+    member.signalNow(signal);
   } catch {
     // best effort: the host is going away
+  }
+}
+
+function runningNow(member: HostExitMember): boolean | undefined {
+  try {
+    return member.runningNow();
+  } catch {
+    return undefined;
   }
 }
 

@@ -13,7 +13,17 @@
  * @module
  */
 
+import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { StderrTail } from "./_stderr_tail.ts";
+
+/* A deadline that cancels the pipe's reader when it expires (dispose it to stop it). */
+function giveUpAfter(ms: number, reader: ReadableStreamDefaultReader<Uint8Array>): Deadline {
+  const limit = deadline(ms);
+  limit.signal.addEventListener("abort", () => {
+    reader.cancel().catch(() => {});
+  }, { once: true });
+  return limit;
+}
 
 /** Stdout of the child, passed through as bytes. */
 export class OutputPipe {
@@ -54,14 +64,8 @@ export class OutputPipe {
    * @param ms The most time to spend.
    */
   async finish(ms: number): Promise<void> {
-    const timer = setTimeout(() => {
-      this.#reader.cancel().catch(() => {});
-    }, ms);
-    try {
-      while (!this.#ended) await this.#step();
-    } finally {
-      clearTimeout(timer);
-    }
+    using _giveUp = giveUpAfter(ms, this.#reader);
+    while (!this.#ended) await this.#step();
   }
 
   #step(): Promise<void> {
@@ -165,14 +169,8 @@ export class LinePipe {
    * @param ms The most time to wait.
    */
   async finish(ms: number): Promise<void> {
-    const timer = setTimeout(() => {
-      this.#reader.cancel().catch(() => {});
-    }, ms);
-    try {
-      await this.#done;
-    } finally {
-      clearTimeout(timer);
-    }
+    using _giveUp = giveUpAfter(ms, this.#reader);
+    await this.#done;
   }
 
   async #run(): Promise<void> {

@@ -46,15 +46,15 @@
  * @module
  */
 
+export { subprocess } from "./subprocess_transport.ts";
 export {
   DEFAULT_CLOSE_GRACE_MS,
   DEFAULT_STDERR_TAIL_BYTES,
   DEFAULT_TERMINATE_GRACE_MS,
   type HostSignalMode,
   STRIPPED_ENV,
-  subprocess,
   type SubprocessOptions,
-} from "./subprocess_transport.ts";
+} from "./subprocess_options.ts";
 export {
   buildArgs,
   type CliOptions,

@@ -1,6 +1,6 @@
 /** Helpers of the subprocess transport tests. */
 
-import type { SubprocessOptions } from "../../../adapters/subprocess/mod.ts";
+import { subprocess, type SubprocessOptions } from "../../../adapters/subprocess/mod.ts";
 import type { Transport } from "../../../src/transport/transport.ts";
 
 /** The path of the stand-in CLI. */
@@ -45,6 +45,19 @@ export function fakeOptions(
     ...extra,
     env: { ...env, ...extra.env },
   };
+}
+
+/**
+ * Opens a subprocess transport on the stand-in CLI.
+ *
+ * @param env `FAKE_CLAUDE_*` variables and others.
+ * @param extra More options.
+ */
+export function openFake(
+  env: Record<string, string | undefined> = {},
+  extra: SubprocessOptions = {},
+): Promise<Transport> {
+  return subprocess(fakeOptions(env, extra))({ signal: new AbortController().signal });
 }
 
 /** Reads NDJSON frames from a transport's byte stream. */

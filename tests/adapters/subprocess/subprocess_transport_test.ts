@@ -1,31 +1,19 @@
 import assert from "node:assert/strict";
 import { buildArgs, subprocess } from "../../../adapters/subprocess/mod.ts";
 import { hostExitState } from "../../../adapters/subprocess/_host_exit.ts";
-import { DuplexError, isDuplexError } from "../../../src/errors.ts";
-import type { Transport } from "../../../src/transport/transport.ts";
+import { isDuplexError } from "../../../src/errors.ts";
 import {
-  canTrackProcesses,
   fakeOptions,
   FrameReader,
-  isGone,
-  killIfAlive,
   makeTestDir,
+  openFake,
   TEST_TMP,
   userLine,
-  waitGone,
   within,
 } from "./_helpers.ts";
-import { HostScript } from "./_run_host.ts";
-
-function open(
-  env: Record<string, string | undefined> = {},
-  extra: Parameters<typeof fakeOptions>[1] = {},
-): Promise<Transport> {
-  return subprocess(fakeOptions(env, extra))({ signal: new AbortController().signal });
-}
 
 Deno.test("subprocess() round-trips lines with the CLI", async () => {
-  await using transport = await open();
+  await using transport = await openFake();
   const frames = new FrameReader(transport);
   await transport.write(userLine("hello"));
   await transport.write(userLine("world"));
@@ -39,7 +27,7 @@ Deno.test("subprocess() round-trips lines with the CLI", async () => {
 });
 
 Deno.test("subprocess() serialises concurrent writes in call order", async () => {
-  await using transport = await open();
+  await using transport = await openFake();
   const frames = new FrameReader(transport);
   const count = 200;
   await Promise.all(
@@ -53,7 +41,7 @@ Deno.test("subprocess() serialises concurrent writes in call order", async () =>
 });
 
 Deno.test("subprocess() describes the process in info", async () => {
-  await using transport = await open();
+  await using transport = await openFake();
   assert.equal(transport.info.kind, "subprocess");
   assert.equal(typeof transport.info.pid, "number");
   assert.ok(transport.info.description?.startsWith(Deno.execPath()));
@@ -89,7 +77,7 @@ Deno.test("subprocess() passes the CLI flags and a cleaned environment", async (
       await transport.close();
     });
     await t.step("explicit variables win, undefined removes", async () => {
-      await using transport = await open(
+      await using transport = await openFake(
         { ...report, DEBUG: "on", CLAUDE_CODE_ENTRYPOINT: "mine", DUPLEX_T: undefined },
       );
       const hello = await new FrameReader(transport).nextOfType("fake_hello");
@@ -104,7 +92,7 @@ Deno.test("subprocess() passes the CLI flags and a cleaned environment", async (
     });
     await t.step("clearEnv passes only env", async () => {
       const home = Deno.env.get("HOME");
-      await using transport = await open(
+      await using transport = await openFake(
         { ...report, ...(home !== undefined && { HOME: home }) },
         { clearEnv: true },
       );
@@ -128,7 +116,7 @@ Deno.test("subprocess() passes the CLI flags and a cleaned environment", async (
 
 Deno.test("subprocess() drains more than 1 MB of stderr without stalling", async (t) => {
   await t.step("nobody reads transport.stderr", async () => {
-    await using transport = await open({ FAKE_CLAUDE_STDERR_BYTES: String(1_200_000) });
+    await using transport = await openFake({ FAKE_CLAUDE_STDERR_BYTES: String(1_200_000) });
     const frames = new FrameReader(transport);
     // The stand-in writes its stderr before it reads stdin: an undrained pipe would block it.
     await transport.write(userLine("after the flood"));
@@ -141,7 +129,7 @@ Deno.test("subprocess() drains more than 1 MB of stderr without stalling", async
     assert.ok(exit.stderrTail.endsWith("c".repeat(99)));
   });
   await t.step("transport.stderr yields the lines", async () => {
-    await using transport = await open({ FAKE_CLAUDE_STDERR_BYTES: String(1_200_000) });
+    await using transport = await openFake({ FAKE_CLAUDE_STDERR_BYTES: String(1_200_000) });
     assert.ok(transport.stderr);
     let lines = 0;
     for await (const line of transport.stderr) {
@@ -156,7 +144,7 @@ Deno.test("subprocess() drains more than 1 MB of stderr without stalling", async
 
 Deno.test("subprocess() offers stderr lines and a bounded tail", async (t) => {
   await t.step("lines on transport.stderr, in order", async () => {
-    await using transport = await open({
+    await using transport = await openFake({
       FAKE_CLAUDE_STDERR_LINES: "5",
       FAKE_CLAUDE_EXIT_IMMEDIATELY: "1",
     });
@@ -168,7 +156,7 @@ Deno.test("subprocess() offers stderr lines and a bounded tail", async (t) => {
     await transport.readable.cancel();
   });
   await t.step("stderrTailBytes bounds the tail", async () => {
-    await using transport = await open(
+    await using transport = await openFake(
       { FAKE_CLAUDE_STDERR_LINES: "100", FAKE_CLAUDE_EXIT_IMMEDIATELY: "1" },
       { stderrTailBytes: 44 },
     );
@@ -177,7 +165,7 @@ Deno.test("subprocess() offers stderr lines and a bounded tail", async (t) => {
     await transport.readable.cancel();
   });
   await t.step("a partial last line and CRLF", async () => {
-    await using transport = await open({
+    await using transport = await openFake({
       FAKE_CLAUDE_STDERR_TEXT: "one\r\ntwo\nthree",
       FAKE_CLAUDE_EXIT_IMMEDIATELY: "1",
     });
@@ -190,7 +178,7 @@ Deno.test("subprocess() offers stderr lines and a bounded tail", async (t) => {
 
 Deno.test("subprocess() reports the exit code and stderr of a CLI that exits by itself", async (t) => {
   await t.step("exit code 1 with an error on stderr", async () => {
-    await using transport = await open({
+    await using transport = await openFake({
       FAKE_CLAUDE_STDERR_TEXT: "error: unknown option '--bogus'\n",
       FAKE_CLAUDE_EXIT_CODE: "1",
       FAKE_CLAUDE_EXIT_IMMEDIATELY: "1",
@@ -206,7 +194,7 @@ Deno.test("subprocess() reports the exit code and stderr of a CLI that exits by 
     assert.deepEqual(await transport.close(), exit);
   });
   await t.step("exit code 0 after stdin EOF", async () => {
-    await using transport = await open();
+    await using transport = await openFake();
     await transport.endInput();
     await transport.endInput();
     const exit = await within(20_000, "closed", transport.closed);
@@ -215,7 +203,7 @@ Deno.test("subprocess() reports the exit code and stderr of a CLI that exits by 
     await transport.readable.cancel();
   });
   await t.step("exit code chosen by a command", async () => {
-    await using transport = await open();
+    await using transport = await openFake();
     await transport.write(JSON.stringify({ type: "fake", action: "exit", code: 42 }));
     const exit = await within(20_000, "closed", transport.closed);
     assert.equal(exit.code, 42);
@@ -226,7 +214,7 @@ Deno.test("subprocess() reports the exit code and stderr of a CLI that exits by 
 
 Deno.test("subprocess() delivers the last stdout bytes even when the exit is seen first", async (t) => {
   await t.step("bytes left in the pipe", async () => {
-    await using transport = await open({
+    await using transport = await openFake({
       FAKE_CLAUDE_FINAL_STDOUT_BYTES: "50000",
       FAKE_CLAUDE_EXIT_IMMEDIATELY: "1",
     });
@@ -238,7 +226,7 @@ Deno.test("subprocess() delivers the last stdout bytes even when the exit is see
     assert.equal((frames[0]?.data as string).length, 50000);
   });
   await t.step("more than a pipe holds, read concurrently", async () => {
-    await using transport = await open({
+    await using transport = await openFake({
       FAKE_CLAUDE_FINAL_STDOUT_BYTES: "3000000",
       FAKE_CLAUDE_EXIT_IMMEDIATELY: "1",
     });
@@ -251,7 +239,7 @@ Deno.test("subprocess() delivers the last stdout bytes even when the exit is see
 
 Deno.test("Transport.write() rejects with process_exited after the CLI exited", async (t) => {
   await t.step("after closed resolved", async () => {
-    await using transport = await open({ FAKE_CLAUDE_EXIT_IMMEDIATELY: "1" });
+    await using transport = await openFake({ FAKE_CLAUDE_EXIT_IMMEDIATELY: "1" });
     const exit = await transport.closed;
     await assert.rejects(transport.write(userLine("late")), (error: unknown) => {
       assert.ok(isDuplexError(error, "process_exited"), String(error));
@@ -265,7 +253,7 @@ Deno.test("Transport.write() rejects with process_exited after the CLI exited", 
     await transport.readable.cancel();
   });
   await t.step("writes racing the exit all reject the same way", async () => {
-    await using transport = await open({ FAKE_CLAUDE_IGNORE_SIGTERM: "1" });
+    await using transport = await openFake({ FAKE_CLAUDE_IGNORE_SIGTERM: "1" });
     await transport.write(JSON.stringify({ type: "fake", action: "exit", code: 3 }));
     const big = userLine("y".repeat(100_000));
     const outcomes = await Promise.allSettled(
@@ -311,7 +299,7 @@ Deno.test("Transport.write() rejects with process_exited after the CLI exited", 
 });
 
 Deno.test("Transport.write() checks its input and the input state", async () => {
-  await using transport = await open();
+  await using transport = await openFake();
   await assert.rejects(transport.write("{}\n{}"), (error: unknown) => {
     assert.ok(isDuplexError(error, "invalid_argument"));
     return true;
@@ -327,62 +315,6 @@ Deno.test("Transport.write() checks its input and the input state", async () => 
     await transport.closed;
   }
   await transport.readable.cancel();
-});
-
-Deno.test("Transport.close() is idempotent and bounded", async (t) => {
-  await t.step("same promise, same result", async () => {
-    const transport = await open();
-    const first = transport.close();
-    const second = transport.close();
-    assert.equal(first, second);
-    const exit = await first;
-    assert.deepEqual(await transport.close(), exit);
-    assert.deepEqual(await transport.closed, exit);
-    await transport[Symbol.asyncDispose]();
-    await transport.readable.cancel();
-  });
-  await t.step("a CLI that ignores stdin EOF gets SIGTERM", async () => {
-    await using transport = await open(
-      { FAKE_CLAUDE_IGNORE_EOF: "1", FAKE_CLAUDE_HELLO: "1" },
-      { closeGraceMs: 300, terminateGraceMs: 2000 },
-    );
-    await new FrameReader(transport).nextOfType("fake_hello");
-    const started = Date.now();
-    const exit = await within(10_000, "close", transport.close());
-    const elapsed = Date.now() - started;
-    assert.equal(exit.signal, "SIGTERM");
-    assert.equal(exit.requested, true);
-    assert.ok(elapsed >= 250 && elapsed < 2000, `took ${elapsed} ms`);
-  });
-  await t.step("a CLI that also ignores SIGTERM gets SIGKILL", async () => {
-    await using transport = await open(
-      { FAKE_CLAUDE_IGNORE_EOF: "1", FAKE_CLAUDE_IGNORE_SIGTERM: "1", FAKE_CLAUDE_HELLO: "1" },
-      { closeGraceMs: 200, terminateGraceMs: 300 },
-    );
-    await new FrameReader(transport).nextOfType("fake_hello");
-    const started = Date.now();
-    const exit = await within(10_000, "close", transport.close());
-    const elapsed = Date.now() - started;
-    assert.equal(exit.signal, "SIGKILL");
-    assert.equal(exit.requested, true);
-    assert.ok(elapsed >= 450 && elapsed < 3000, `took ${elapsed} ms`);
-  });
-  await t.step("a write the CLI never reads does not block close", async () => {
-    await using transport = await open(
-      { FAKE_CLAUDE_HELLO: "1" },
-      { closeGraceMs: 200, terminateGraceMs: 500 },
-    );
-    const frames = new FrameReader(transport);
-    await frames.nextOfType("fake_hello");
-    // The stand-in answers each user line on stdout, which nobody reads any more:
-    // it blocks, stops reading stdin, and this write never completes.
-    const stuck = transport.write(userLine("w".repeat(20_000_000)));
-    stuck.catch(() => {});
-    const exit = await within(10_000, "close", transport.close());
-    assert.equal(exit.requested, true);
-    await assert.rejects(stuck, (error: unknown) => isDuplexError(error, "process_exited"));
-    await frames.cancel();
-  });
 });
 
 Deno.test("subprocess() rejects with the caller's reason when aborted", async (t) => {
@@ -408,8 +340,8 @@ Deno.test("subprocess() rejects with the caller's reason when aborted", async (t
 
 Deno.test("subprocess() registers open transports for host exit, and only while open", async () => {
   assert.deepEqual(hostExitState(), { members: 0, listening: false });
-  const a = await open();
-  const b = await open({}, { hostSignal: "ignore" });
+  const a = await openFake();
+  const b = await openFake({}, { hostSignal: "ignore" });
   assert.deepEqual(hostExitState(), { members: 2, listening: true });
   await a.close();
   assert.deepEqual(hostExitState(), { members: 1, listening: true });
@@ -419,28 +351,9 @@ Deno.test("subprocess() registers open transports for host exit, and only while 
   await b.readable.cancel();
 });
 
-Deno.test("subprocess() throws for invalid lifecycle options before spawning", () => {
-  for (
-    const options of [
-      { closeGraceMs: -1 },
-      { terminateGraceMs: Infinity },
-      { stderrTailBytes: 0 },
-      { hostSignal: "explode" },
-    ]
-  ) {
-    assert.throws(
-      () => subprocess(options as Parameters<typeof subprocess>[0]),
-      (error: unknown) => isDuplexError(error, "invalid_argument"),
-    );
-  }
-  assert.throws(() => subprocess({ permissionMode: "yolo" as "plan" }), DuplexError);
-  assert.throws(() => subprocess({ binaryArgs: "run" as unknown as string[] }), TypeError);
-  assert.throws(() => subprocess({ env: { A: 1 as unknown as string } }), TypeError);
-});
-
 Deno.test("subprocess() rejects a missing working directory before spawning", async () => {
   await assert.rejects(
-    open({}, { cwd: `${TEST_TMP}/nonexistent/duplex-claude-test` }),
+    openFake({}, { cwd: `${TEST_TMP}/nonexistent/duplex-claude-test` }),
     (error: unknown) => {
       assert.ok(isDuplexError(error, "invalid_argument"));
       assert.ok(error.message.includes("/nonexistent/duplex-claude-test"), error.message);
@@ -452,7 +365,7 @@ Deno.test("subprocess() rejects a missing working directory before spawning", as
 Deno.test("subprocess() runs the CLI in cwd", async () => {
   const dir = await makeTestDir();
   try {
-    await using transport = await open({ FAKE_CLAUDE_HELLO: "1" }, { cwd: dir });
+    await using transport = await openFake({ FAKE_CLAUDE_HELLO: "1" }, { cwd: dir });
     const frames = new FrameReader(transport);
     assert.equal((await frames.nextOfType("fake_hello")).cwd, dir);
     await transport.close();
@@ -460,90 +373,6 @@ Deno.test("subprocess() runs the CLI in cwd", async () => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-});
-
-Deno.test({
-  name: "Transport.close() leaves no descendant of the CLI alive",
-  ignore: Deno.build.os !== "linux" ||
-    Deno.permissions.querySync({ name: "run" }).state !== "granted",
-  fn: async (t) => {
-    const scenarios: ReadonlyArray<
-      readonly [string, Record<string, string>, { closeGraceMs: number; terminateGraceMs: number }]
-    > = [
-      ["CLI exits on stdin EOF", {}, { closeGraceMs: 2000, terminateGraceMs: 2000 }],
-      ["CLI ignores stdin EOF", { FAKE_CLAUDE_IGNORE_EOF: "1" }, {
-        closeGraceMs: 200,
-        terminateGraceMs: 2000,
-      }],
-      [
-        "CLI ignores SIGTERM too",
-        { FAKE_CLAUDE_IGNORE_EOF: "1", FAKE_CLAUDE_IGNORE_SIGTERM: "1" },
-        {
-          closeGraceMs: 200,
-          terminateGraceMs: 300,
-        },
-      ],
-      ["grandchild holds stdout and stderr", {
-        FAKE_CLAUDE_IGNORE_EOF: "1",
-        FAKE_CLAUDE_HOLD_STDIO: "1",
-      }, { closeGraceMs: 200, terminateGraceMs: 500 }],
-    ];
-    // Finding descendants needs /proc, which Deno opens only to --allow-all: without it,
-    // the same scenario runs in a host program that has it.
-    const inProcess = canTrackProcesses();
-    for (const [name, env, lifecycle] of scenarios) {
-      await t.step(name, async () => {
-        let grandchild: number | undefined;
-        let cli: number | undefined;
-        try {
-          const options = fakeOptions({ FAKE_CLAUDE_GRANDCHILD: "1", ...env }, lifecycle);
-          if (inProcess) {
-            await using transport = await subprocess(options)({
-              signal: AbortSignal.timeout(30_000),
-            });
-            const frames = new FrameReader(transport);
-            grandchild = (await frames.nextOfType("fake_grandchild")).pid as number;
-            cli = transport.info.pid;
-            assert.equal(isGone(grandchild), false);
-            const exit = await within(10_000, "close", transport.close());
-            assert.equal(exit.requested, true);
-            await frames.rest();
-          } else {
-            await using host = new HostScript("orphan", options);
-            const report = await within(20_000, "the host's report", host.next());
-            grandchild = report?.grandchild as number;
-            cli = report?.cli as number;
-            assert.equal((report?.exit as { requested: boolean }).requested, true);
-          }
-          assert.ok(await waitGone(grandchild, 2000), `grandchild ${grandchild} survived`);
-          assert.ok(await waitGone(cli!, 1000));
-        } finally {
-          killIfAlive(grandchild);
-          killIfAlive(cli);
-        }
-      });
-    }
-  },
-});
-
-Deno.test({
-  name: "Transport.close() ends the processes of the CLI's group that outlive it",
-  ignore: Deno.build.os !== "linux" ||
-    Deno.permissions.querySync({ name: "run" }).state !== "granted",
-  fn: async () => {
-    let child: number | undefined;
-    try {
-      await using transport = await open({ FAKE_CLAUDE_GROUP_CHILD: "1" });
-      const frames = new FrameReader(transport);
-      child = (await frames.nextOfType("fake_group_child")).pid as number;
-      const exit = await within(10_000, "close", transport.close());
-      assert.equal(exit.code, 0); // the CLI itself exited on stdin EOF
-      assert.ok(await waitGone(child, 2000), `group member ${child} survived`);
-      await frames.rest();
-    } finally {
-      killIfAlive(child);
-    }
-  },
 });
 
 const REAL_CLAUDE = decodeURIComponent(
@@ -586,7 +415,7 @@ Deno.test({
 
 Deno.test("subprocess() hands over fresh stdout chunks: a session drops an over-long line and frees it", async (t) => {
   await t.step("info declares freshChunks", async () => {
-    await using transport = await open();
+    await using transport = await openFake();
     assert.equal(transport.info.freshChunks, true);
   });
   await t.step(

@@ -1,0 +1,210 @@
+/**
+ * The options of `subprocess()`: their type, their defaults, and their
+ * checks, which run when the factory is made, before anything is spawned.
+ *
+ * @module
+ */
+
+import { checkMs } from "../../src/_deadline.ts";
+import { DuplexError } from "../../src/errors.ts";
+import type { CliOptions } from "./build_args.ts";
+
+/**
+ * How a transport takes part in the host program's SIGINT, SIGTERM and
+ * SIGHUP handling; see {@linkcode SubprocessOptions.hostSignal}.
+ */
+export type HostSignalMode = "close-and-exit" | "close" | "ignore";
+
+/** The host signal modes accepted by the `hostSignal` option. */
+export const HOST_SIGNAL_MODES: readonly HostSignalMode[] = ["close-and-exit", "close", "ignore"];
+
+/** Default of {@linkcode SubprocessOptions.closeGraceMs}. */
+export const DEFAULT_CLOSE_GRACE_MS = 2000;
+/** Default of {@linkcode SubprocessOptions.terminateGraceMs}. */
+export const DEFAULT_TERMINATE_GRACE_MS = 3000;
+/** Default of {@linkcode SubprocessOptions.stderrTailBytes}. */
+export const DEFAULT_STDERR_TAIL_BYTES = 64 * 1024;
+/** Default of {@linkcode SubprocessOptions.hostSignal}. */
+export const DEFAULT_HOST_SIGNAL: HostSignalMode = "close-and-exit";
+
+/** Variables of the host's environment that are not passed on to the CLI. */
+export const STRIPPED_ENV: readonly string[] = [
+  "CLAUDECODE",
+  "CLAUDE_CODE_ENTRYPOINT",
+  "NODE_OPTIONS",
+  "DEBUG",
+];
+
+/** Options of `subprocess()`: where and how to run `claude`, and its flags. */
+export interface SubprocessOptions extends CliOptions {
+  /**
+   * The program to run: a path or a command name searched on `PATH`.
+   *
+   * @default {the `CLAUDE_CLI` environment variable, else `claude` on `PATH`}
+   */
+  readonly binary?: string;
+  /**
+   * Arguments placed before the CLI flags: the way to run the CLI through a
+   * wrapper, for example `{ binary: "node", binaryArgs: ["cli.js"] }`,
+   * `{ binary: "ssh", binaryArgs: ["host", "claude"] }`, or a stand-in script
+   * `{ binary: Deno.execPath(), binaryArgs: ["run", "-A", "fake_claude.ts"] }`.
+   */
+  readonly binaryArgs?: readonly string[];
+  /**
+   * The working directory of the CLI.
+   *
+   * @default {the host's}
+   */
+  readonly cwd?: string | URL;
+  /**
+   * Variables set for the CLI, over the host's environment (a key set to
+   * `undefined` removes the variable). From the host's environment,
+   * `CLAUDECODE` (set inside Claude Code's own tools, it would make the CLI
+   * think it is nested), `CLAUDE_CODE_ENTRYPOINT` (so the CLI identifies
+   * itself as `sdk-cli`), `NODE_OPTIONS` and `DEBUG` (which change how a
+   * Node-based CLI runs and what it prints) are not passed on; set them here
+   * to pass them explicitly. `CLAUDE_CLI` and `PATH` given here are also used
+   * to find the binary.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Pass only `env`, nothing of the host's environment.
+   *
+   * @default {false}
+   */
+  readonly clearEnv?: boolean;
+  /**
+   * How long `close()` waits for the CLI to exit after stdin EOF before
+   * SIGTERM, in milliseconds: 0 skips the wait, `Infinity` waits as long as
+   * the CLI takes. At most 2^31-1 otherwise.
+   *
+   * @default {2000}
+   */
+  readonly closeGraceMs?: number;
+  /**
+   * How long `close()` waits after SIGTERM before SIGKILL, in milliseconds:
+   * 0 skips the wait, `Infinity` waits as long as the CLI takes. At most
+   * 2^31-1 otherwise. The CLI's tool processes get at most 1 s of it.
+   *
+   * @default {3000}
+   */
+  readonly terminateGraceMs?: number;
+  /**
+   * The most bytes of stderr kept for `TransportExit.stderrTail`.
+   *
+   * @default {65536}
+   */
+  readonly stderrTailBytes?: number;
+  /**
+   * What a SIGINT, SIGTERM or SIGHUP to the host program does to this CLI
+   * (listening for a signal replaces Deno's default action of dying from it):
+   *
+   * - `"close-and-exit"`: ends every open CLI and its processes at once
+   *   (SIGTERM, a bounded wait, SIGKILL for what is left) and exits the host
+   *   with 130/143/129, as a shell would;
+   * - `"close"`: closes every open CLI with `close()` but leaves exiting to
+   *   the program's own signal listener (use it when the program has one);
+   * - `"ignore"`: this CLI adds no signal listener and is left alone.
+   *
+   * On `Deno.exit()` or the end of the program every open CLI is ended in
+   * any case.
+   *
+   * @default {"close-and-exit"}
+   */
+  readonly hostSignal?: HostSignalMode;
+}
+
+/** The lifecycle options, checked, with their defaults. */
+export interface Lifecycle {
+  /** See {@linkcode SubprocessOptions.closeGraceMs}. */
+  readonly closeGraceMs: number;
+  /** See {@linkcode SubprocessOptions.terminateGraceMs}. */
+  readonly terminateGraceMs: number;
+  /** See {@linkcode SubprocessOptions.stderrTailBytes}. */
+  readonly stderrTailBytes: number;
+  /** See {@linkcode SubprocessOptions.hostSignal}. */
+  readonly hostSignal: HostSignalMode;
+}
+
+const WHAT = "Cannot use the subprocess options";
+
+/**
+ * Checks the options that are not CLI flags (`buildArgs` checks those).
+ *
+ * @param options The options given.
+ * @returns The lifecycle options, defaults applied.
+ * @throws {TypeError} For an option of the wrong type.
+ * @throws {RangeError} For a duration out of range.
+ * @throws {DuplexError} `invalid_argument` for another value that cannot be used.
+ */
+export function checkOptions(options: SubprocessOptions): Lifecycle {
+  if (options.binary !== undefined && typeof options.binary !== "string") {
+    throw new TypeError(`${WHAT}: binary must be a string`);
+  }
+  if (options.binaryArgs !== undefined) {
+    if (!Array.isArray(options.binaryArgs)) {
+      throw new TypeError(`${WHAT}: binaryArgs must be an array`);
+    }
+    for (const [i, arg] of options.binaryArgs.entries()) {
+      if (typeof arg !== "string") {
+        throw new TypeError(`${WHAT}: binaryArgs[${i}] must be a string`);
+      }
+    }
+  }
+  if (
+    options.cwd !== undefined && typeof options.cwd !== "string" && !(options.cwd instanceof URL)
+  ) {
+    throw new TypeError(`${WHAT}: cwd must be a string or a URL`);
+  }
+  if (options.env !== undefined) {
+    if (typeof options.env !== "object" || options.env === null) {
+      throw new TypeError(`${WHAT}: env must be an object`);
+    }
+    for (const [name, value] of Object.entries(options.env)) {
+      if (value !== undefined && typeof value !== "string") {
+        throw new TypeError(`${WHAT}: env.${name} must be a string or undefined`);
+      }
+    }
+  }
+  if (options.clearEnv !== undefined && typeof options.clearEnv !== "boolean") {
+    throw new TypeError(`${WHAT}: clearEnv must be a boolean`);
+  }
+  const hostSignal = options.hostSignal ?? DEFAULT_HOST_SIGNAL;
+  if (!HOST_SIGNAL_MODES.includes(hostSignal)) {
+    throw new DuplexError(
+      "invalid_argument",
+      `${WHAT}: hostSignal must be one of ${HOST_SIGNAL_MODES.join(", ")}, got ${
+        JSON.stringify(hostSignal)
+      }`,
+    );
+  }
+  return {
+    closeGraceMs: duration("closeGraceMs", options.closeGraceMs, DEFAULT_CLOSE_GRACE_MS),
+    terminateGraceMs: duration(
+      "terminateGraceMs",
+      options.terminateGraceMs,
+      DEFAULT_TERMINATE_GRACE_MS,
+    ),
+    stderrTailBytes: byteCount(options.stderrTailBytes),
+    hostSignal,
+  };
+}
+
+/* 0 is allowed: it skips the wait. */
+function duration(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number") throw new TypeError(`${WHAT}: ${name} must be a number`);
+  return checkMs(value, `${WHAT}: ${name}`, 0);
+}
+
+function byteCount(value: unknown): number {
+  if (value === undefined) return DEFAULT_STDERR_TAIL_BYTES;
+  if (typeof value !== "number") throw new TypeError(`${WHAT}: stderrTailBytes must be a number`);
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new DuplexError(
+      "invalid_argument",
+      `${WHAT}: stderrTailBytes must be a positive integer, got ${value}`,
+    );
+  }
+  return value;
+}
