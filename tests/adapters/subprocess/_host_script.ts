@@ -12,7 +12,10 @@
  *   transport to close, reports `{"user":exit}` and exits with 7;
  * - `"natural"`: open, close, and end without exiting explicitly;
  * - `"orphan"`: open, read the stand-in's `fake_grandchild`, close, report
- *   `{"cli","grandchild","exit"}`.
+ *   `{"cli","grandchild","exit"}`;
+ * - `"spy"`: as `"hold"`, and from before the open on, reports every listener
+ *   added or removed on `globalThis` or with `Deno.add/removeSignalListener`
+ *   as `{"listener":"add"|"remove","on":"event"|"signal","type":…}`, at once.
  */
 
 import { subprocess, type SubprocessOptions } from "../../../adapters/subprocess/mod.ts";
@@ -20,7 +23,7 @@ import { DuplexError } from "../../../src/errors.ts";
 import { FrameReader } from "./_helpers.ts";
 
 interface Order {
-  readonly mode: "open" | "hold" | "exit" | "user-listener" | "natural" | "orphan";
+  readonly mode: "open" | "hold" | "exit" | "user-listener" | "natural" | "orphan" | "spy";
   readonly options: SubprocessOptions;
 }
 
@@ -28,7 +31,31 @@ function report(value: unknown): void {
   Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(value) + "\n"));
 }
 
+/* Reports each listener the library adds or removes, synchronously (the host may exit next). */
+function spyOnListeners(): void {
+  for (const action of ["add", "remove"] as const) {
+    const event = globalThis[`${action}EventListener`].bind(globalThis) as (
+      type: string,
+      ...rest: unknown[]
+    ) => void;
+    const signal = Deno[`${action}SignalListener`];
+    Object.assign(globalThis, {
+      [`${action}EventListener`]: (type: string, ...rest: unknown[]): void => {
+        report({ listener: action, on: "event", type });
+        event(type, ...rest);
+      },
+    });
+    Object.assign(Deno, {
+      [`${action}SignalListener`]: (type: Deno.Signal, handler: () => void): void => {
+        report({ listener: action, on: "signal", type });
+        signal(type, handler);
+      },
+    });
+  }
+}
+
 const order: Order = JSON.parse(Deno.args[0] ?? "{}");
+if (order.mode === "spy") spyOnListeners();
 let transport;
 try {
   transport = await subprocess(order.options)({ signal: new AbortController().signal });
