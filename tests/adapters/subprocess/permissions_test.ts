@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { subprocess } from "../../../adapters/subprocess/mod.ts";
+import { isDuplexError } from "../../../src/errors.ts";
 import { fakeOptions } from "./_helpers.ts";
 import { HostScript } from "./_run_host.ts";
 
@@ -47,4 +49,23 @@ Deno.test("subprocess() works with only --allow-run=<binary> and --allow-env", a
   assert.equal(exit.requested, true);
   const status = await host.status();
   assert.equal(status.code, 0, status.stderr);
+});
+
+Deno.test("subprocess() points to @duplex/claude/remote where Deno.Command does not exist", async () => {
+  // A Deploy-like runtime: Deno without Deno.Command (the property is configurable).
+  const saved = Object.getOwnPropertyDescriptor(Deno, "Command");
+  assert.ok(saved);
+  const open = subprocess(fakeOptions());
+  delete (Deno as { Command?: unknown }).Command;
+  try {
+    await assert.rejects(open({ signal: new AbortController().signal }), (error: unknown) => {
+      assert.ok(isDuplexError(error, "not_permitted"), String(error));
+      assert.match(error.message, /^Cannot start claude: this runtime cannot spawn processes/);
+      assert.ok(error.message.includes("@duplex/claude/remote"), error.message);
+      return true;
+    });
+  } finally {
+    Object.defineProperty(Deno, "Command", saved);
+  }
+  assert.equal(typeof Deno.Command, "function");
 });
