@@ -22,19 +22,21 @@
  * - and, where said, a tool command STILL RUNNING at the close
  *   (`echo started; sleep 200`: the CLI blocks a standalone `sleep 200`).
  *
- * Scenarios: `session.close()`; SIGTERM to a host program (`_orphan_host.ts`,
- * run with the same permissions as this test: `-A`, or the e2e set without
- * `/proc`) whose registered cleanup (`hostSignal: "close-and-exit"`) closes
- * the session and exits 143; the owner `signal` of `DuplexSession.start`
- * aborted; a close while a tool is still running; and the host killed with
- * SIGKILL (below).
+ * Scenarios: `session.close()`; SIGTERM and SIGINT to a host program
+ * (`_orphan_host.ts`, run with the same permissions as this test: `-A`, or
+ * the e2e set without `/proc`) whose registered cleanup
+ * (`hostSignal: "close-and-exit"`) ends the CLI and everything marked as its
+ * own, synchronously (SIGTERM, a bounded wait, SIGKILL), and exits 143 or
+ * 130; the owner `signal` of `DuplexSession.start` aborted; a close while a
+ * tool is still running; and the host killed with SIGKILL (below).
  *
  * Two more host shutdowns: a host that awaits its running turn when SIGTERM
- * arrives (its turn rejects as the CLI ends: that rejection must not end the
- * host before the sweep), and `Deno.exit()` in the host (the `unload` path:
- * nothing asynchronous runs, so the sweep is synchronous, through `ps` when
- * `/proc` is not readable, SIGTERM then SIGKILL). Both left every orphan alive
- * when this suite was written; they are regression tests now.
+ * arrives (its turn would reject as the CLI ends: that rejection must not end
+ * the host before the sweep; the synchronous cleanup leaves it no moment to
+ * run), and `Deno.exit()` in the host (the `unload` path: nothing
+ * asynchronous runs, so the sweep is synchronous, through `ps` when `/proc`
+ * is not readable, SIGTERM then SIGKILL). Both left every orphan alive when
+ * this suite was written; they are regression tests now.
  *
  * ## When the host is killed with SIGKILL
  *
@@ -517,28 +519,33 @@ e2eTest("orphans: aborting the owner signal of DuplexSession.start", async (_t, 
   });
 });
 
-e2eTest("orphans: the host program receives SIGTERM", async (t, cli) => {
+e2eTest("orphans: the host program receives SIGTERM or SIGINT", async (t, cli) => {
   await withSandbox(async ({ work, env }) => {
     const base = { cli, work, env, command: BACKGROUND, running: RUNNING };
 
-    await t.step("its cleanup closes the session and exits 143", async () => {
-      const recorded: number[] = [];
-      const found: { marker?: string } = {};
-      let host: Host | undefined;
-      try {
-        const started = await hostWithProcesses(base, recorded, found);
-        host = started.host;
-        await assertOwnSession(started.tool!, started.cliPid);
-        host.child.kill("SIGTERM");
-        const { status, killed } = await reap(host.child, 20_000);
-        assert.equal(killed, false, `the host did not exit: ${host.stderr()}`);
-        assert.equal(status.code, 143, host.stderr());
-        await assertAllGone(recorded, found.marker!, "after SIGTERM to the host");
-      } finally {
-        await host?.dispose();
-        await cleanUp(found.marker, recorded);
-      }
-    });
+    for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+      await t.step(
+        `${signal}: its cleanup ends the CLI's processes and exits ${code}`,
+        async () => {
+          const recorded: number[] = [];
+          const found: { marker?: string } = {};
+          let host: Host | undefined;
+          try {
+            const started = await hostWithProcesses(base, recorded, found);
+            host = started.host;
+            await assertOwnSession(started.tool!, started.cliPid);
+            host.child.kill(signal);
+            const { status, killed } = await reap(host.child, 20_000);
+            assert.equal(killed, false, `the host did not exit: ${host.stderr()}`);
+            assert.equal(status.code, code, host.stderr());
+            await assertAllGone(recorded, found.marker!, `after ${signal} to the host`);
+          } finally {
+            await host?.dispose();
+            await cleanUp(found.marker, recorded);
+          }
+        },
+      );
+    }
 
     await t.step({
       name: "a host that awaits its running turn (uncaught rejection)",
