@@ -3,10 +3,13 @@
  * The read pump: reads the transport's stdout into the decoder in slices,
  * letting subscribers that keep reading catch up between slices, and its
  * stderr into events. It ends when the transport's streams end (which the
- * transport guarantees by the time `closed` resolves). A pump that dies (a
- * stream that errors, a chunk that is not bytes, a handler that throws) does
- * not leave a session that looks alive with nobody reading: it reports the
- * failure, and the session ends.
+ * transport guarantees by the time `closed` resolves: the transport bounds
+ * its own drain after its peer ended). A transport that breaks that promise is
+ * not waited for: once its peer ended, a read that makes no progress for a few
+ * macrotasks is given up and reported. A pump that dies (a stream that errors,
+ * a chunk that is not bytes, a handler that throws) does not leave a session
+ * that looks alive with nobody reading: it reports the failure, and the
+ * session ends.
  */
 
 import { FrameDecoder } from "../codec/frame_decoder.ts";
@@ -16,6 +19,8 @@ import type { DiagnosticEvent, SessionEvent } from "./events.ts";
 
 /* Bytes decoded between chances for subscribers to catch up (~30 stream_event frames). */
 const SLICE_BYTES = 8_192;
+/* Macrotasks without progress after the peer ended before a stream is given up. */
+const ENDED_PATIENCE = 3;
 
 export interface ReadPumpOptions {
   readonly transport: Transport;
@@ -35,6 +40,9 @@ export class ReadPump {
   readonly #options: ReadPumpOptions;
   readonly #decoder: FrameDecoder;
   readonly #readers = new Set<ReadableStreamDefaultReader<unknown>>();
+  /** Reads completed, on both streams: progress, as the watch after the peer's end sees it. */
+  #reads = 0;
+  #finished = false;
 
   constructor(options: ReadPumpOptions) {
     this.#options = options;
@@ -48,7 +56,33 @@ export class ReadPump {
     });
     const stdout = this.#stdout(transport.readable);
     const stderr = transport.stderr ? this.#stderr(transport.stderr) : Promise.resolve();
-    this.done = Promise.all([stdout, stderr]).then(() => {});
+    this.done = Promise.all([stdout, stderr]).then(() => {
+      this.#finished = true;
+    });
+  }
+
+  /**
+   * The peer ended (the transport's `closed` resolved): its streams have
+   * ended, or are about to deliver their last queued chunks. Resolves once
+   * the pump is done; a stream still waiting on its peer is given up.
+   */
+  async peerEnded(): Promise<void> {
+    let idle = 0;
+    while (!this.#finished && idle < ENDED_PATIENCE) {
+      const before = this.#reads;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      idle = this.#reads === before ? idle + 1 : 0;
+    }
+    if (!this.#finished) {
+      this.#options.publish({
+        type: "diagnostic",
+        kind: "stream_error",
+        message: "The transport's output did not end with its peer (a transport that breaks " +
+          "its contract); the rest was given up",
+      });
+      this.cancel();
+    }
+    await this.done;
   }
 
   /** Stops reading now (the session ended without its transport's end). */
@@ -64,6 +98,7 @@ export class ReadPump {
     try {
       for (;;) {
         const { value, done } = await reader.read();
+        this.#reads++;
         if (done) break;
         if (!(value instanceof Uint8Array)) {
           throw new TypeError(
@@ -104,6 +139,7 @@ export class ReadPump {
     try {
       for (;;) {
         const { value, done } = await reader.read();
+        this.#reads++;
         if (done) break;
         this.#options.publish({ type: "stderr", line: value });
       }

@@ -153,7 +153,7 @@ export class DuplexSession implements AsyncDisposable {
       publish,
       onFailure: (error) => this.#fail(error),
     });
-    transport.closed.then((exit) => this.#pump.done.then(() => this.#finish(exit)));
+    transport.closed.then((exit) => this.#pump.peerEnded().then(() => this.#finish(exit)));
     this.#signal = options.signal;
     this.#signal?.addEventListener("abort", this.#onOwnerAbort, { once: true });
     const init = initializeFields(options, this.#router.hooks);

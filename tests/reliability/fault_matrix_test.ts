@@ -1188,7 +1188,12 @@ Deno.test("fault: transport", async (t) => {
     const status = await resolved(session.waitForExit(), "waitForExit()", 4000);
     assert.equal(status.state, "failed", "the session ends even though stdout never did");
     const events = await Array.fromAsync(sub);
-    assert.deepEqual(events.map((e) => e.type), ["unknown", "exit"]);
+    assert.deepEqual(events.map((e) => e.type), ["unknown", "diagnostic", "exit"]);
+    assert.match(
+      events[1]?.type === "diagnostic" ? events[1].message : "",
+      /did not end with its peer/,
+      "the broken transport is reported, not waited for",
+    );
     held.release();
   });
 
