@@ -14,13 +14,43 @@
  *   the CLI's process group and `terminateGraceMs` (3 s), then SIGTERM and
  *   SIGKILL for the tool processes recorded while the CLI ran (they run in
  *   their own process groups) and SIGKILL for the group;
- * - closes the CLI when the host program gets SIGINT/SIGTERM/SIGHUP or
- *   exits (see `hostSignal`).
+ * - ends the CLI when the host program gets SIGINT/SIGTERM/SIGHUP or exits
+ *   (see below, and `hostSignal`).
+ *
+ * What the adapter installs in the host program, only while at least one
+ * transport is open:
+ *
+ * - `Deno.addSignalListener` for SIGINT, SIGTERM and SIGHUP (those the
+ *   platform has): added with the first open transport whose `hostSignal` is
+ *   not `"ignore"`, removed when the last such transport has closed or its
+ *   CLI has exited. A signal listener replaces Deno's default action (dying
+ *   from the signal). With the default `hostSignal: "close-and-exit"`, a
+ *   signal ends every open CLI synchronously (SIGTERM to its process group,
+ *   its known tool processes and the processes carrying its marker variable;
+ *   up to 1 s, polled, for them to go; SIGKILL to the rest) and exits with
+ *   128 + the signal number (130, 143, 129), as dying from it looks to a
+ *   shell: no code of the program runs in between. With `"close"`, the CLIs
+ *   are closed with `close()` and the program's own listener decides when
+ *   to exit.
+ * - One `unload` listener on `globalThis` (`Deno.exit()` or the end of the
+ *   program): added with the first open transport, removed with the last;
+ *   it ends every open CLI synchronously in the same way.
+ *
+ * Nothing else: no `unhandledrejection` or `error` listener, no change to how
+ * the program's own errors end it. To opt out of the signal listeners, pass
+ * `hostSignal: "ignore"` (a signal then kills the host as Deno's default
+ * does, and the detached CLI is left running: close it yourself), or
+ * `"close"` when the program has a signal listener of its own. The `unload`
+ * listener has no opt-out: it is what keeps `Deno.exit()` from leaving the
+ * CLI and its tools running.
  *
  * Permissions: `--allow-run=<path of claude>` and `--allow-env`. Full
  * `--allow-run` lets `close()` signal the CLI's whole process group, and
  * `--allow-all` also lets it find the CLI's tool processes in `/proc`.
  * Without a permission the error (kind `not_permitted`) names the flag.
+ * Where `Deno.Command` does not exist (Deno Deploy and other edge runtimes),
+ * opening fails with `not_permitted` too: run `claude` behind a relay
+ * (`@duplex/claude/relay`) and connect with `@duplex/claude/remote`.
  *
  * @example Run one turn on a local claude
  * ```ts ignore

@@ -104,10 +104,12 @@ export interface SubprocessOptions extends CliOptions {
    *   with 130/143/129, as a shell would;
    * - `"close"`: closes every open CLI with `close()` but leaves exiting to
    *   the program's own signal listener (use it when the program has one);
-   * - `"ignore"`: this CLI adds no signal listener and is left alone.
+   * - `"ignore"`: this CLI adds no signal listener and is left alone by
+   *   signals (unless another transport's `"close-and-exit"` exits the host:
+   *   then it ends with the host, as on `Deno.exit()`).
    *
    * On `Deno.exit()` or the end of the program every open CLI is ended in
-   * any case.
+   * any case (an `unload` listener, synchronously).
    *
    * @default {"close-and-exit"}
    */
