@@ -5,15 +5,18 @@
  * @module
  */
 
-import { isSeq, parseMessage } from "../../src/remote/wire.ts";
+import { type Deadline, deadline } from "../../src/_deadline.ts";
+import { heartbeat } from "../../src/remote/_heartbeat.ts";
+import type { ClientMessage, RelayMessage, SpawnRequest } from "../../src/remote/wire.ts";
+import { parseClientFrame } from "../../src/remote/wire_parse.ts";
 import { closeCodeFor, Refusal } from "./_policy.ts";
 import type { Peer, RelaySession } from "./_relay_session.ts";
 
 /** What a connection needs from the relay. */
 export interface ConnectionHost {
-  /** How often to ping; a connection silent for twice as long is dropped. */
+  /** How often to ping; a connection silent for twice as long is dropped (Infinity: never). */
   readonly heartbeatMs: number;
-  /** How long to wait for the hello. */
+  /** How long to wait for the hello (Infinity: no limit). */
   readonly helloTimeoutMs: number;
   /** Whether connections may resume sessions. */
   readonly allowResume: boolean;
@@ -24,7 +27,7 @@ export interface ConnectionHost {
    *
    * @throws {Refusal} When it is not allowed or fails.
    */
-  spawn(request: unknown): Promise<RelaySession>;
+  spawn(request: SpawnRequest | undefined): Promise<RelaySession>;
   /** The session with this token, if any. */
   find(token: string): RelaySession | undefined;
   /** Called once when the connection is done. */
@@ -48,9 +51,9 @@ export class RelayConnection implements Peer {
   #session: RelaySession | undefined;
   #queued: string[] = [];
   #lastSeen = Date.now();
-  #helloTimer: ReturnType<typeof setTimeout> | undefined;
-  #heartbeat: ReturnType<typeof setInterval> | undefined;
-  #cleaned = false;
+  #helloTimer: Deadline | undefined;
+  /** Aborted when the connection is done: stops the heartbeat. */
+  readonly #done = new AbortController();
 
   /**
    * Takes over an upgraded socket.
@@ -77,12 +80,11 @@ export class RelayConnection implements Peer {
         );
         return;
       }
-      this.#helloTimer = setTimeout(() => {
+      const timer = this.#helloTimer = deadline(host.helloTimeoutMs);
+      timer.signal.addEventListener("abort", () => {
         this.#helloTimer = undefined;
-        this.#refuse(
-          new Refusal("protocol", `No hello within ${host.helloTimeoutMs} ms`),
-        );
-      }, host.helloTimeoutMs);
+        this.#refuse(new Refusal("protocol", `No hello within ${host.helloTimeoutMs} ms`));
+      }, { once: true });
     };
     socket.onmessage = (event) => this.#onMessage(event);
     socket.onerror = () => {};
@@ -139,8 +141,17 @@ export class RelayConnection implements Peer {
     }
   }
 
+  /**
+   * Sends a message, unless the socket is closing.
+   *
+   * @param message The message.
+   */
+  send(message: RelayMessage): void {
+    this.sendText(JSON.stringify(message));
+  }
+
   #refuse(refusal: Refusal): void {
-    this.sendText(JSON.stringify({ t: "error", kind: refusal.kind, message: refusal.message }));
+    this.send({ t: "error", kind: refusal.kind, message: refusal.message });
     this.end(closeCodeFor(refusal.kind), refusal.message);
   }
 
@@ -149,12 +160,9 @@ export class RelayConnection implements Peer {
   }
 
   #cleanUp(): void {
-    if (this.#cleaned) return;
-    this.#cleaned = true;
-    clearTimeout(this.#helloTimer);
-    clearInterval(this.#heartbeat);
-    this.#helloTimer = undefined;
-    this.#heartbeat = undefined;
+    if (this.#done.signal.aborted) return;
+    this.#done.abort();
+    this.#clearHelloTimer();
     this.#queued = [];
     this.#session?.detach(this);
     this.#host.removeConnection(this);
@@ -180,59 +188,36 @@ export class RelayConnection implements Peer {
 
   #handle(text: string): void {
     // A frame holds one message, or a batch: a JSON array of messages, handled in order.
-    if (text.startsWith("[")) {
-      let batch: unknown;
-      try {
-        batch = JSON.parse(text);
-      } catch {
-        batch = undefined;
-      }
-      if (!Array.isArray(batch) || batch.length === 0) {
-        this.#protocolError("A batch must be a non-empty JSON array of messages");
-        return;
-      }
-      for (const item of batch) {
-        if (this.#state === "closed") return;
-        this.#handleMessage(
-          typeof item === "object" && item !== null && !Array.isArray(item) &&
-            typeof (item as { t?: unknown }).t === "string"
-            ? item as Record<string, unknown> & { t: string }
-            : undefined,
-        );
-      }
+    const parsed = parseClientFrame(text);
+    if (!parsed.ok) {
+      this.#protocolError(parsed.reason);
       return;
     }
-    this.#handleMessage(parseMessage(text));
+    for (const message of parsed.message) {
+      if (this.#state === "closed") return;
+      this.#handleMessage(message);
+    }
   }
 
-  #handleMessage(message: (Record<string, unknown> & { t: string }) | undefined): void {
-    if (message === undefined) {
-      this.#protocolError("A message is not a JSON object with a string t");
-      return;
-    }
+  #handleMessage(message: ClientMessage): void {
     if (this.#state === "hello") {
       if (message.t !== "hello") {
-        this.#protocolError(`The first message must be a hello, got ${describe(message.t)}`);
+        this.#protocolError(`The first message must be a hello, got "${message.t}"`);
         return;
       }
-      clearTimeout(this.#helloTimer);
-      this.#helloTimer = undefined;
+      this.#clearHelloTimer();
       this.#hello(message);
       return;
     }
     const session = this.#session!;
     switch (message.t) {
-      case "in": {
-        const { seq, line } = message;
-        if (!isSeq(seq) || seq < 1 || typeof line !== "string" || line.includes("\n")) {
-          this.#protocolError("An in message needs a seq >= 1 and a line without newlines");
-        } else if (session.input(seq, line) === "gap") {
-          this.#protocolError(`Input ${seq} arrived before the input before it`);
+      case "in":
+        if (session.input(message.seq, message.line) === "gap") {
+          this.#protocolError(`Input ${message.seq} arrived before the input before it`);
         }
         return;
-      }
       case "ack":
-        if (!isSeq(message.seq) || !session.ack(message.seq)) {
+        if (!session.ack(message.seq)) {
           this.#protocolError("An ack must name output the relay has sent");
         }
         return;
@@ -243,29 +228,18 @@ export class RelayConnection implements Peer {
         session.requestClose();
         return;
       case "ping":
-        if (typeof message.at !== "number") this.#protocolError("A ping needs a number at");
-        else this.sendText(JSON.stringify({ t: "pong", at: message.at }));
+        this.send({ t: "pong", at: message.at });
         return;
       case "pong":
         return;
-      default:
-        this.#protocolError(`Unexpected message ${describe(message.t)}`);
+      case "hello":
+        this.#protocolError("A connection sends one hello");
     }
   }
 
-  #hello(message: Record<string, unknown>): void {
-    if (message.v !== 1) {
-      this.#protocolError(
-        `Unsupported protocol version ${describe(message.v)}; this relay speaks 1`,
-      );
-      return;
-    }
+  #hello(message: Extract<ClientMessage, { t: "hello" }>): void {
     if (message.resume !== undefined) {
-      if (message.spawn !== undefined) {
-        this.#protocolError("A hello has either spawn or resume, not both");
-        return;
-      }
-      this.#resume(message.resume);
+      this.#resume(message.resume.session, message.resume.after);
       return;
     }
     this.#state = "starting";
@@ -287,16 +261,7 @@ export class RelayConnection implements Peer {
     );
   }
 
-  #resume(resume: unknown): void {
-    if (typeof resume !== "object" || resume === null) {
-      this.#protocolError("resume must be an object { session, after }");
-      return;
-    }
-    const { session: token, after } = resume as { session?: unknown; after?: unknown };
-    if (typeof token !== "string" || !isSeq(after)) {
-      this.#protocolError("resume needs a string session and an after >= 0");
-      return;
-    }
+  #resume(token: string, after: number): void {
     const session = this.#host.allowResume ? this.#host.find(token) : undefined;
     if (session === undefined) {
       this.#refuse(
@@ -331,9 +296,13 @@ export class RelayConnection implements Peer {
     this.#session = session;
     this.#state = "open";
     session.attach(this, after, resumed);
-    const heartbeatMs = this.#host.heartbeatMs;
     this.#lastSeen = Date.now();
-    this.#heartbeat = setInterval(() => this.#beat(heartbeatMs), heartbeatMs);
+    void heartbeat(this.#host.heartbeatMs, this.#done.signal, {
+      lastHeard: () => this.#lastSeen,
+      ping: () => this.send({ t: "ping", at: Date.now() }),
+      // Treated as a dropped connection: the session waits for a resume.
+      silent: () => this.end(undefined),
+    });
     const queued = this.#queued;
     this.#queued = [];
     for (const text of queued) {
@@ -342,18 +311,10 @@ export class RelayConnection implements Peer {
     }
   }
 
-  #beat(heartbeatMs: number): void {
-    if (Date.now() - this.#lastSeen > 2 * heartbeatMs) {
-      // Treated as a dropped connection: the session waits for a resume.
-      this.end(undefined);
-      return;
-    }
-    this.sendText(JSON.stringify({ t: "ping", at: Date.now() }));
+  #clearHelloTimer(): void {
+    this.#helloTimer?.[Symbol.dispose]();
+    this.#helloTimer = undefined;
   }
-}
-
-function describe(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value.slice(0, 40)) : String(value);
 }
 
 function messageOf(error: unknown): string {

@@ -7,7 +7,8 @@
 
 import { DuplexError } from "../../src/errors.ts";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { CLOSE, Refusal, type RelayErrorKind, type SpawnRequest } from "../../src/remote/wire.ts";
+import { CLOSE, Refusal, type RelayErrorKind } from "../../src/remote/wire.ts";
+import { parseSpawnRequest, SPAWN_OPTIONS } from "../../src/remote/wire_parse.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 
 export { Refusal };
@@ -46,14 +47,6 @@ export const DEFAULT_PERMISSION_MODES: readonly string[] = ["default", "acceptEd
 
 const MODEL_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const RESUME_ID = /^[A-Za-z0-9._:-]{1,256}$/;
-const SPAWN_KEYS: readonly string[] = [
-  "model",
-  "permissionMode",
-  "includePartialMessages",
-  "maxTurns",
-  "cwd",
-  "resume",
-];
 
 /** The standard WebSocket close code of a server-side failure. */
 const INTERNAL_ERROR = 1011;
@@ -110,20 +103,18 @@ export async function spawnOptions(
   base: SubprocessOptions,
   workspace: string,
 ): Promise<SubprocessOptions> {
-  if (request === undefined) request = {};
-  if (typeof request !== "object" || request === null || Array.isArray(request)) {
-    throw new Refusal("protocol", "The spawn request must be an object");
-  }
-  for (const key of Object.keys(request)) {
-    if (!SPAWN_KEYS.includes(key)) {
+  const parsed = parseSpawnRequest(request ?? {});
+  if (!parsed.ok) throw new Refusal("protocol", parsed.reason);
+  const r = parsed.message;
+  for (const key of Object.keys(r)) {
+    if (!SPAWN_OPTIONS.includes(key)) {
       throw new Refusal("not_permitted", `The spawn option ${key} is not supported`);
     }
   }
-  const r = request as Record<keyof SpawnRequest, unknown>;
   const options: Record<string, unknown> = { ...base };
 
   if (r.model !== undefined) {
-    const model = typed("model", r.model, "string") as string;
+    const model = r.model;
     const allowed = policy.models === undefined
       ? MODEL_NAME.test(model)
       : policy.models.includes(model);
@@ -131,22 +122,22 @@ export async function spawnOptions(
     options.model = model;
   }
   if (r.permissionMode !== undefined) {
-    const mode = typed("permissionMode", r.permissionMode, "string") as string;
-    if (!policy.permissionModes.includes(mode)) refuse("permissionMode", mode);
-    options.permissionMode = mode;
+    if (!policy.permissionModes.includes(r.permissionMode)) {
+      refuse("permissionMode", r.permissionMode);
+    }
+    options.permissionMode = r.permissionMode;
   }
   if (r.includePartialMessages !== undefined) {
-    const partial = typed("includePartialMessages", r.includePartialMessages, "boolean");
-    if (partial === true && !policy.allowPartialMessages) refuse("includePartialMessages", true);
-    options.includePartialMessages = partial;
+    if (r.includePartialMessages && !policy.allowPartialMessages) {
+      refuse("includePartialMessages", true);
+    }
+    options.includePartialMessages = r.includePartialMessages;
   }
   if (r.maxTurns !== undefined) {
-    const turns = typed("maxTurns", r.maxTurns, "number") as number;
-    if (!Number.isSafeInteger(turns) || turns <= 0) {
-      throw new Refusal("protocol", `The spawn option maxTurns must be a positive integer`);
+    if (policy.maxTurns !== undefined && r.maxTurns > policy.maxTurns) {
+      refuse("maxTurns", r.maxTurns);
     }
-    if (policy.maxTurns !== undefined && turns > policy.maxTurns) refuse("maxTurns", turns);
-    options.maxTurns = turns;
+    options.maxTurns = r.maxTurns;
   } else if (policy.maxTurns !== undefined) {
     const baseTurns = base.maxTurns;
     options.maxTurns = baseTurns !== undefined && baseTurns < policy.maxTurns
@@ -154,13 +145,11 @@ export async function spawnOptions(
       : policy.maxTurns;
   }
   if (r.resume !== undefined) {
-    const id = typed("resume", r.resume, "string") as string;
-    if (!policy.allowResume) refuse("resume", id);
-    if (!RESUME_ID.test(id)) refuse("resume", id);
-    options.resume = id;
+    if (!policy.allowResume) refuse("resume", r.resume);
+    if (!RESUME_ID.test(r.resume)) refuse("resume", r.resume);
+    options.resume = r.resume;
   }
-  const cwd = r.cwd === undefined ? undefined : typed("cwd", r.cwd, "string") as string;
-  options.cwd = await resolveCwd(workspace, cwd);
+  options.cwd = await resolveCwd(workspace, r.cwd);
   return options as SubprocessOptions;
 }
 
@@ -197,14 +186,6 @@ function inside(root: string, path: string): boolean {
 function refuse(name: string, value: unknown, why = "the relay's policy does not allow it"): never {
   const shown = typeof value === "string" ? JSON.stringify(value.slice(0, 80)) : String(value);
   throw new Refusal("not_permitted", `Cannot spawn with ${name} ${shown}: ${why}`);
-}
-
-function typed(name: string, value: unknown, type: "string" | "number" | "boolean"): unknown {
-  const actual = typeof value;
-  if (actual !== type) {
-    throw new Refusal("protocol", `The spawn option ${name} must be a ${type}`);
-  }
-  return value;
 }
 
 function strings(name: string, value: unknown): readonly string[] {

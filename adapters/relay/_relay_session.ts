@@ -5,7 +5,8 @@
  * @module
  */
 
-import { base64url, CLOSE, encodeOutput } from "../../src/remote/wire.ts";
+import { type Deadline, deadline } from "../../src/_deadline.ts";
+import { base64url, CLOSE, encodeOutput, type RelayMessage } from "../../src/remote/wire.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
 
@@ -21,7 +22,7 @@ export interface Peer {
 
 /** Settings of a session. */
 export interface SessionSettings {
-  /** How long the process is kept without a connection, and after its exit. */
+  /** How long the process is kept without a connection, and after its exit (Infinity: no limit). */
   readonly graceMs: number;
   /** Whether a connection may resume the session; if not, a disconnect ends it. */
   readonly resumable: boolean;
@@ -49,7 +50,7 @@ export class RelaySession {
   #applied = 0;
   #writing: Promise<void> = Promise.resolve();
   #peer: Peer | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: Deadline | undefined;
   #exitSeq: number | undefined;
   #closeRequested = false;
   #forgotten = false;
@@ -117,13 +118,14 @@ export class RelaySession {
       previous.end(CLOSE.replaced, "Another connection resumed the session");
     }
     const pid = this.pid;
-    peer.sendText(JSON.stringify({
+    const { graceMs } = this.#settings;
+    peer.sendText(text({
       t: "ready",
       session: this.id,
       resumed,
       inSeq: this.#applied,
       ...(pid !== undefined && { pid }),
-      graceMs: this.#settings.graceMs,
+      graceMs: graceMs === Infinity ? null : graceMs,
     }));
     for (const entry of this.#buffer.entriesAfter(after)) send(peer, entry);
     // An ended session waits for the acknowledgement of its exit, for the grace at most.
@@ -154,7 +156,7 @@ export class RelaySession {
   input(seq: number, line: string): InputResult {
     if (seq <= this.#received) {
       // A resend: already taken. Acknowledge again once written.
-      if (seq <= this.#applied) this.#peer?.sendText(JSON.stringify({ t: "ack", seq }));
+      if (seq <= this.#applied) this.#peer?.sendText(text({ t: "ack", seq }));
       return "ok";
     }
     if (seq !== this.#received + 1) return "gap";
@@ -166,7 +168,7 @@ export class RelaySession {
         // The CLI has gone: the exit message tells the client.
       }
       this.#applied = seq;
-      this.#peer?.sendText(JSON.stringify({ t: "ack", seq }));
+      this.#peer?.sendText(text({ t: "ack", seq }));
     });
     return "ok";
   }
@@ -230,7 +232,7 @@ export class RelaySession {
       this.#pumpStderr(),
     ]);
     const seq = ++this.#outSeq;
-    this.#emit({ seq, frame: JSON.stringify({ t: "exit", seq, exit }) });
+    this.#emit({ seq, frame: text({ t: "exit", seq, exit }) });
     this.#exitSeq = seq;
     if (this.#forgotten) return;
     // An ended session waits for the acknowledgement of its exit, for the grace at most; a
@@ -271,7 +273,7 @@ export class RelaySession {
         const { done, value } = await reader.read();
         if (done) break;
         const seq = ++this.#outSeq;
-        this.#emit({ seq, frame: JSON.stringify({ t: "err", seq, line: value }) });
+        this.#emit({ seq, frame: text({ t: "err", seq, line: value }) });
       }
     } catch {
       // As for stdout.
@@ -298,18 +300,24 @@ export class RelaySession {
 
   #startTimer(): void {
     this.#clearTimer();
-    this.#timer = setTimeout(() => {
+    const timer = this.#timer = deadline(this.#settings.graceMs);
+    timer.signal.addEventListener("abort", () => {
       this.#timer = undefined;
       const peer = this.#peer;
       void this.forget();
       peer?.end(CLOSE.normal, "Session ended");
-    }, this.#settings.graceMs);
+    }, { once: true });
   }
 
   #clearTimer(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer?.[Symbol.dispose]();
     this.#timer = undefined;
   }
+}
+
+/** The text of a message to the client. */
+function text(message: RelayMessage): string {
+  return JSON.stringify(message);
 }
 
 function send(peer: Peer, entry: OutputEntry): void {

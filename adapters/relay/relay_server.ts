@@ -5,10 +5,12 @@
  * @module
  */
 
+import { abortable, checkMs, deadline } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import {
   BEARER_PREFIX,
   CLOSE,
+  type SpawnRequest,
   SUBPROTOCOL,
   timingSafeEqual,
   tokenFromProtocol,
@@ -62,7 +64,10 @@ export interface RelayOptions {
   readonly workspace: string;
   /** What clients may choose. */
   readonly policy?: RelayPolicy;
-  /** How long a disconnected session's process is kept for a resume, in ms. Default: 30 000. */
+  /**
+   * How long a disconnected session's process is kept for a resume, in ms
+   * (0 to 2^31-1, or `Infinity`: until the relay closes). Default: 30 000.
+   */
   readonly graceMs?: number;
   /**
    * The most bytes of unacknowledged output kept per session for a resume.
@@ -78,10 +83,13 @@ export interface RelayOptions {
   /**
    * How often the relay pings each connection, in ms; a connection that
    * sends nothing for twice as long is dropped (its session waits for a
-   * resume). Default: 15 000.
+   * resume); 1 to 2^31-1, or `Infinity` for no heartbeat. Default: 15 000.
    */
   readonly heartbeatMs?: number;
-  /** How long a new connection has to send its hello, in ms. Default: 10 000. */
+  /**
+   * How long a new connection has to send its hello, in ms (1 to 2^31-1, or
+   * `Infinity` for no limit). Default: 10 000.
+   */
   readonly helloTimeoutMs?: number;
   /** Aborting it closes the relay. */
   readonly signal?: AbortSignal;
@@ -134,6 +142,7 @@ interface Config {
  * @returns The running relay.
  * @throws {DuplexError} `invalid_argument` for an unusable value (no tokens, a missing workspace).
  * @throws {TypeError} For an option of the wrong type.
+ * @throws {RangeError} For a `…Ms` option out of range.
  *
  * @example Serve a relay on a free port
  * ```ts ignore
@@ -217,7 +226,7 @@ class Relay implements RelayServer, ConnectionHost {
     this.#connections.delete(connection);
   }
 
-  spawn(request: unknown): Promise<RelaySession> {
+  spawn(request: SpawnRequest | undefined): Promise<RelaySession> {
     const starting = this.#spawn(request);
     this.#starting.add(starting);
     const forget = () => this.#starting.delete(starting);
@@ -225,7 +234,7 @@ class Relay implements RelayServer, ConnectionHost {
     return starting;
   }
 
-  async #spawn(request: unknown): Promise<RelaySession> {
+  async #spawn(request: SpawnRequest | undefined): Promise<RelaySession> {
     const config = this.#config;
     if (this.#sessions.size + this.#starting.size >= config.maxSessions) {
       throw new Refusal(
@@ -328,9 +337,8 @@ class Relay implements RelayServer, ConnectionHost {
 }
 
 async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([promise, new Promise((resolve) => timer = setTimeout(resolve, ms))]);
-  clearTimeout(timer);
+  using limit = deadline(ms);
+  await abortable(promise, limit.signal).catch(() => {});
 }
 
 function checkOptions(options: RelayOptions): Config {
@@ -413,12 +421,7 @@ function milliseconds(name: string, value: unknown, fallback: number, min: numbe
   if (typeof value !== "number") {
     throw new TypeError(`Cannot serve the relay: ${name} must be a number`);
   }
-  if (!Number.isFinite(value) || value < min || value > 2 ** 31 - 1) {
-    throw invalid(
-      `${name} must be a number of milliseconds from ${min} to 2147483647, got ${value}`,
-    );
-  }
-  return value;
+  return checkMs(value, `Cannot serve the relay: ${name}`, min);
 }
 
 function count(name: string, value: unknown, fallback: number): number {

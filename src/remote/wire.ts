@@ -26,6 +26,9 @@
  *   `resume: { session, after }` and re-sends unacknowledged input; the relay
  *   replays output after `after`. Nothing is lost or duplicated while the
  *   relay still holds what the client has not acknowledged.
+ * - Each end reads the other's text frames with the typed parsers of
+ *   `wire_parse.ts` (`parseClientFrame`, `parseRelayMessage`), which check
+ *   every field: neither end trusts the shape of a message it did not check.
  *
  * @module
  */
@@ -79,15 +82,19 @@ export type ClientMessage =
   | { t: "ping"; at: number }
   | { t: "pong"; at: number };
 
+/** Kinds of a relay's refusal, as a list (what `parseRelayMessage` accepts). */
+export const RELAY_ERROR_KINDS = [
+  "unauthorized",
+  "not_permitted",
+  "protocol",
+  "unknown_session",
+  "resume_gap",
+  "spawn_failed",
+  "busy",
+] as const;
+
 /** Kinds of a relay's refusal. */
-export type RelayErrorKind =
-  | "unauthorized"
-  | "not_permitted"
-  | "protocol"
-  | "unknown_session"
-  | "resume_gap"
-  | "spawn_failed"
-  | "busy";
+export type RelayErrorKind = typeof RELAY_ERROR_KINDS[number];
 
 /** Messages from the relay (text frames; stdout travels in binary frames). */
 export type RelayMessage =
@@ -99,8 +106,11 @@ export type RelayMessage =
     inSeq: number;
     /** The CLI's process id, when the relay chooses to tell. */
     pid?: number;
-    /** How long the relay keeps a disconnected session, in milliseconds. */
-    graceMs: number;
+    /**
+     * How long the relay keeps a disconnected session, in milliseconds;
+     * `null` when it keeps it without a time limit (`graceMs: Infinity`).
+     */
+    graceMs: number | null;
   }
   | { t: "err"; seq: number; line: string }
   | { t: "exit"; seq: number; exit: TransportExit }
@@ -108,6 +118,9 @@ export type RelayMessage =
   | { t: "error"; kind: RelayErrorKind; message: string }
   | { t: "ping"; at: number }
   | { t: "pong"; at: number };
+
+/** The relay's answer to `hello`. */
+export type ReadyMessage = Extract<RelayMessage, { t: "ready" }>;
 
 /**
  * A refusal by the relay, with its wire kind: what the relay sends as an
@@ -128,7 +141,7 @@ export class Refusal extends Error {
   }
 }
 
-/** WebSocket close codes the relay uses. */
+/** WebSocket close codes the relay (and, where marked, the client) uses. */
 export const CLOSE = {
   /** Normal end (the session ended). */
   normal: 1000,
@@ -142,6 +155,13 @@ export const CLOSE = {
   replaced: 4000,
   /** The session is unknown or its output needed for the resume is gone. */
   cannotResume: 4004,
+  /** (Client) The relay was silent for two heartbeats. */
+  noHeartbeat: 4001,
+  /**
+   * (Client) The relay broke the protocol. A Web `WebSocket` may close only
+   * with 1000 or 3000-4999, so the client cannot use 1002.
+   */
+  relayBrokeProtocol: 4002,
 } as const;
 
 /**
@@ -234,6 +254,7 @@ export function timingSafeEqual(a: string, b: string): boolean {
 /**
  * Parses a text frame as a message: an object with a string `t`.
  *
+ * @deprecated Use the typed parsers of `wire_parse.ts`.
  * @param text The frame's text.
  * @returns The object, or undefined if it is not JSON or has no string `t`.
  */
@@ -249,7 +270,11 @@ export function parseMessage(text: string): Record<string, unknown> & { t: strin
   return typeof t === "string" ? value as Record<string, unknown> & { t: string } : undefined;
 }
 
-/** True for a sequence number: a safe integer >= 0. */
+/**
+ * True for a sequence number: a safe integer >= 0.
+ *
+ * @deprecated Use the typed parsers of `wire_parse.ts`.
+ */
 export function isSeq(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }

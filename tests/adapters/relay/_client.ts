@@ -1,11 +1,7 @@
 /** A raw WebSocket client of the relay protocol, for the relay tests. */
 
-import {
-  bearerProtocol,
-  decodeOutput,
-  parseMessage,
-  SUBPROTOCOL,
-} from "../../../src/remote/wire.ts";
+import { bearerProtocol, decodeOutput, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { parseRelayMessage } from "../../../src/remote/wire_parse.ts";
 import { fakeOptions, makeTestDir } from "../subprocess/_helpers.ts";
 import { type RelayOptions, type RelayServer, serveRelay } from "../../../adapters/relay/mod.ts";
 import type { SubprocessOptions } from "../../../adapters/subprocess/mod.ts";
@@ -87,9 +83,9 @@ export class TestClient {
     });
     this.socket.addEventListener("message", (event) => {
       if (typeof event.data === "string") {
-        const message = parseMessage(event.data);
-        if (message === undefined) throw new Error(`Bad message from relay: ${event.data}`);
-        this.received.push({ kind: "text", message });
+        const parsed = parseRelayMessage(event.data);
+        if (!parsed.ok) throw new Error(`Bad message from relay: ${parsed.reason}: ${event.data}`);
+        this.received.push({ kind: "text", message: parsed.message });
       } else {
         const decoded = decodeOutput(new Uint8Array(event.data as ArrayBuffer));
         if (decoded === undefined) throw new Error("Short binary frame");

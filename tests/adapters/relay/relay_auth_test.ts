@@ -105,7 +105,8 @@ Deno.test("serveRelay checks its options before listening", async () => {
         () => serveRelay({ ...base, ...options }),
         (error: unknown) =>
           (error instanceof DuplexError && error.kind === "invalid_argument" ||
-            error instanceof TypeError) && pattern.test((error as Error).message),
+            error instanceof TypeError || error instanceof RangeError) &&
+          pattern.test((error as Error).message),
       );
     invalid({ tokens: [] }, /tokens/);
     invalid({ tokens: [""] }, /tokens/);
@@ -116,6 +117,9 @@ Deno.test("serveRelay checks its options before listening", async () => {
     invalid({ port: 1.5 }, /port/);
     invalid({ graceMs: -1 }, /graceMs/);
     invalid({ heartbeatMs: 0 }, /heartbeatMs/);
+    invalid({ heartbeatMs: 2 ** 31 }, /heartbeatMs/);
+    invalid({ helloTimeoutMs: Number.NaN }, /helloTimeoutMs/);
+    invalid({ graceMs: 2 ** 31 }, /graceMs/);
     invalid({ bufferBytes: 0 }, /bufferBytes/);
     invalid({ maxSessions: 0 }, /maxSessions/);
     invalid({ policy: { maxTurns: 0 } }, /maxTurns/);
@@ -125,4 +129,17 @@ Deno.test("serveRelay checks its options before listening", async () => {
   } finally {
     await Deno.remove(workspace, { recursive: true });
   }
+});
+
+Deno.test("serveRelay takes Infinity for a duration: no timer, and ready says graceMs null", async () => {
+  await using env = await startRelay({
+    graceMs: Infinity,
+    heartbeatMs: Infinity,
+    helloTimeoutMs: Infinity,
+  });
+  const { client, ready } = await openSession(env.relay.url);
+  await using _ = client;
+  assert.equal(ready.graceMs, null);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(client.texts("ping"), [], "no heartbeat");
 });
