@@ -1,138 +1,281 @@
 // This module is browser compatible.
 /* Opens one WebSocket to the relay and completes the hello/ready exchange. */
 
-import { DuplexError } from "../../src/errors.ts";
+import { deadline, sleep } from "../../src/_deadline.ts";
+import { DuplexError, type TransportExit } from "../../src/errors.ts";
 import {
   bearerProtocol,
   type ClientMessage,
-  parseMessage,
+  type ReadyMessage,
   Refusal,
-  type RelayErrorKind,
   SUBPROTOCOL,
 } from "../../src/remote/wire.ts";
+import { parseRelayMessage } from "../../src/remote/wire_parse.ts";
+import type { Settings } from "./remote_options.ts";
 
 export { Refusal };
 
-/** What the relay answered to `hello`. */
-export interface Ready {
-  readonly session: string;
-  readonly resumed: boolean;
-  readonly inSeq: number;
-  readonly pid?: number;
-  readonly graceMs: number;
+/** An open socket and the relay's answer to its hello. */
+export interface Connected {
+  readonly socket: WebSocket;
+  readonly ready: ReadyMessage;
+  /**
+   * Stops listening and returns the data of the messages that arrived after
+   * `ready` (in order): the new owner adds its own listener first, then calls it.
+   */
+  handOver(): unknown[];
 }
 
-/** The constructor of the Web `WebSocket` (replaceable in tests). */
-export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocket;
+/** What {@linkcode openSocket} needs of the settings. */
+export type SocketTarget = Pick<Settings, "Socket" | "url" | "token" | "connectTimeoutMs">;
+
+/** Names of the errors a runtime throws for a connection it does not permit. */
+const PERMISSION_ERRORS: ReadonlySet<string> = new Set([
+  "NotCapable", // Deno 2 without --allow-net
+  "PermissionDenied", // Deno 1
+  "SecurityError", // browsers: a blocked port, mixed content, a content security policy
+]);
+
+/** `WebSocket.CLOSING`, without reading a global. */
+const CLOSING = 2;
+
+/** After an error event, how long to wait for the close event that tells its code. */
+const CLOSE_AFTER_ERROR_MS = 1_000;
 
 /**
- * Opens a socket and sends `hello`; resolves with the socket and the relay's
- * `ready` once it arrives. Rejects with {@linkcode Refusal} when the relay
- * says no, or with a `DuplexError` (`timeout`, `aborted`, `closed`) when the
- * connection fails, times out or the signal aborts. Never leaves a socket open
- * on failure.
+ * Opens a socket and sends `hello`; resolves once the relay's `ready`
+ * arrives. Never leaves a socket open on failure.
+ *
+ * @param target Where and how to connect, and the bound on it.
+ * @param hello The first message.
+ * @param signal Aborting it rejects with its reason, unchanged.
+ * @throws {Refusal} When the relay says no.
+ * @throws {DuplexError} `not_permitted` (the runtime forbids the connection),
+ * `invalid_argument` (the runtime rejects the URL), `timeout`, `protocol`,
+ * `closed` (the connection failed: the runtime's words, close code and reason).
  */
-export function openSocket(
-  Socket: WebSocketConstructor,
-  url: string,
-  token: string,
+export async function openSocket(
+  target: SocketTarget,
   hello: ClientMessage,
-  timeoutMs: number,
-  signal: AbortSignal | undefined,
-): Promise<{ socket: WebSocket; ready: Ready }> {
-  return new Promise((resolve, reject) => {
-    let socket: WebSocket;
-    try {
-      socket = new Socket(url, [SUBPROTOCOL, bearerProtocol(token)]);
-    } catch (error) {
-      reject(
-        new DuplexError("invalid_argument", `Cannot connect to the relay at ${url}: ${error}`, {
-          cause: error,
-        }),
-      );
-      return;
-    }
-    socket.binaryType = "arraybuffer";
-    let settled = false;
-    const finish = (error: Error | undefined, ready?: Ready): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      socket.removeEventListener("open", onOpen);
-      socket.removeEventListener("message", onMessage);
-      socket.removeEventListener("close", onClose);
-      socket.removeEventListener("error", onError);
-      if (error !== undefined) {
-        try {
-          socket.close();
-        } catch { /* already closing */ }
-        reject(error);
-      } else {
-        resolve({ socket, ready: ready as Ready });
-      }
-    };
-    const onOpen = (): void => {
-      if (socket.protocol !== SUBPROTOCOL) {
-        finish(
-          new DuplexError(
-            "protocol",
-            `Cannot use the relay at ${url}: it chose subprotocol "${socket.protocol}", ` +
-              `not "${SUBPROTOCOL}"; is it a @duplex/claude relay of the same version?`,
-          ),
-        );
-        return;
-      }
-      socket.send(JSON.stringify(hello));
-    };
-    const onMessage = (event: MessageEvent): void => {
-      if (typeof event.data !== "string") return; // output before ready is replayed after it
-      const message = parseMessage(event.data);
-      if (message?.t === "ready" && typeof message.session === "string") {
-        finish(undefined, message as unknown as Ready);
-      } else if (message?.t === "error") {
-        finish(new Refusal(message.kind as RelayErrorKind, String(message.message)));
-      }
-    };
-    const onClose = (event: CloseEvent): void => {
-      finish(
-        new DuplexError(
-          "closed",
-          `Cannot connect to the relay at ${url}: the connection closed (code ${event.code}` +
-            `${event.reason ? `, ${event.reason}` : ""}) before it was ready`,
-        ),
-      );
-    };
-    const onError = (): void => {
-      finish(
-        new DuplexError(
-          "closed",
-          `Cannot connect to the relay at ${url}: the WebSocket failed; is the relay running ` +
-            "and the URL right?",
-        ),
-      );
-    };
-    const onAbort = (): void => {
-      finish(
-        signal?.reason instanceof Error ? signal.reason : new DuplexError("aborted", "Aborted"),
-      );
-    };
-    const timer = setTimeout(() => {
-      finish(
-        new DuplexError(
-          "timeout",
-          `Cannot connect to the relay at ${url}: no answer within ${timeoutMs} ms`,
-        ),
-      );
-    }, timeoutMs);
-    if (signal?.aborted) {
-      onAbort();
-      return;
-    }
-    signal?.addEventListener("abort", onAbort, { once: true });
-    socket.addEventListener("open", onOpen);
-    socket.addEventListener("message", onMessage);
-    socket.addEventListener("close", onClose);
-    socket.addEventListener("error", onError);
+  signal?: AbortSignal,
+): Promise<Connected> {
+  signal?.throwIfAborted();
+  const { url, connectTimeoutMs } = target;
+  const limit = deadline(connectTimeoutMs, {
+    signal,
+    reason: () =>
+      new DuplexError(
+        "timeout",
+        `Cannot connect to the relay at ${url}: no answer within ${connectTimeoutMs} ms`,
+      ),
   });
+  try {
+    const socket = construct(target);
+    try {
+      return await handshake(socket, url, hello, limit.signal);
+    } catch (error) {
+      closeQuietly(socket);
+      throw error;
+    }
+  } finally {
+    limit[Symbol.dispose]();
+  }
+}
+
+/**
+ * Closes a socket, ignoring a socket that cannot be closed (already closing, or broken).
+ *
+ * @param socket The socket.
+ * @param code The close code, if any.
+ * @param reason The close reason, if any.
+ */
+export function closeQuietly(socket: WebSocket, code?: number, reason?: string): void {
+  if (socket.readyState >= CLOSING) return; // the first close code stands
+  try {
+    if (code === undefined) socket.close();
+    else socket.close(code, reason);
+  } catch {
+    // Closing already, or the runtime refuses: either way it is not ours any more.
+  }
+}
+
+/**
+ * The message of an error or an error event, if it has one.
+ *
+ * @param value What was thrown, or the event.
+ * @returns Its message, or undefined.
+ */
+export function messageOf(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null || !("message" in value)) return undefined;
+  return typeof value.message === "string" && value.message !== "" ? value.message : undefined;
+}
+
+function construct({ Socket, url, token }: SocketTarget): WebSocket {
+  let socket: WebSocket;
+  try {
+    socket = new Socket(url, [SUBPROTOCOL, bearerProtocol(token)]);
+  } catch (error) {
+    const name = typeof error === "object" && error !== null && "name" in error
+      ? String(error.name)
+      : "";
+    if (PERMISSION_ERRORS.has(name)) {
+      throw new DuplexError(
+        "not_permitted",
+        `Cannot connect to the relay at ${url}: the runtime does not permit it ` +
+          `(${name}: ${messageOf(error) ?? "no message"}); allow the connection, for example ` +
+          `with deno run --allow-net=${hostOf(url)}`,
+        { cause: error },
+      );
+    }
+    throw new DuplexError(
+      "invalid_argument",
+      `Cannot connect to the relay at ${url}: ${messageOf(error) ?? String(error)}`,
+      { cause: error },
+    );
+  }
+  socket.binaryType = "arraybuffer";
+  return socket;
+}
+
+function handshake(
+  socket: WebSocket,
+  url: string,
+  hello: ClientMessage,
+  signal: AbortSignal,
+): Promise<Connected> {
+  const { promise, resolve, reject } = Promise.withResolvers<Connected>();
+  const done = new AbortController();
+  let failure: Event | undefined;
+  /** Once `ready` came: the messages after it, kept for the transport (it attaches later). */
+  let early: unknown[] | undefined;
+  const finish = (error: unknown, ready?: ReadyMessage): void => {
+    if (done.signal.aborted) return;
+    done.abort();
+    // Removed one by one: a WebSocket given by the caller may not honour `{ signal }`.
+    signal.removeEventListener("abort", onAbort);
+    socket.removeEventListener("open", onOpen);
+    socket.removeEventListener("close", onClose);
+    socket.removeEventListener("error", onError);
+    if (ready === undefined) {
+      socket.removeEventListener("message", onMessage);
+      reject(error);
+      return;
+    }
+    const kept: unknown[] = early = [];
+    resolve({
+      socket,
+      ready,
+      handOver() {
+        socket.removeEventListener("message", onMessage);
+        return kept.splice(0);
+      },
+    });
+  };
+  const onOpen = (): void => {
+    if (socket.protocol !== SUBPROTOCOL) {
+      finish(
+        new DuplexError(
+          "protocol",
+          `Cannot use the relay at ${url}: it chose subprotocol "${socket.protocol}", ` +
+            `not "${SUBPROTOCOL}"; is it a @duplex/claude relay of the same version?`,
+        ),
+      );
+      return;
+    }
+    try {
+      socket.send(JSON.stringify(hello));
+    } catch (error) {
+      finish(
+        new DuplexError(
+          "closed",
+          `Cannot connect to the relay at ${url}: sending the hello failed: ` +
+            (messageOf(error) ?? String(error)),
+          { cause: error },
+        ),
+      );
+    }
+  };
+  const onMessage = (event: MessageEvent): void => {
+    if (early !== undefined) {
+      early.push(event.data);
+      return;
+    }
+    if (typeof event.data !== "string") return; // output before ready is replayed after it
+    const parsed = parseRelayMessage(event.data);
+    if (!parsed.ok) {
+      finish(
+        new DuplexError(
+          "protocol",
+          `Cannot use the relay at ${url}: it answered the hello with a bad message: ` +
+            parsed.reason,
+        ),
+      );
+    } else if (parsed.message.t === "ready") {
+      finish(undefined, parsed.message);
+    } else if (parsed.message.t === "error") {
+      finish(new Refusal(parsed.message.kind, parsed.message.message));
+    }
+  };
+  const onClose = (event: CloseEvent): void => {
+    finish(refused(url, failure, event));
+  };
+  const onError = (event: Event): void => {
+    // The close event that follows tells the code; wait for it, a bounded time.
+    failure = event;
+    sleep(CLOSE_AFTER_ERROR_MS, { signal: done.signal }).then(
+      () => finish(refused(url, failure, undefined)),
+      () => {},
+    );
+  };
+  const onAbort = (): void => finish(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  socket.addEventListener("open", onOpen);
+  socket.addEventListener("message", onMessage);
+  socket.addEventListener("close", onClose);
+  socket.addEventListener("error", onError);
+  if (signal.aborted) onAbort();
+  return promise;
+}
+
+/** The error of a connection that ended before `ready`, in the runtime's words. */
+function refused(
+  url: string,
+  failure: Event | undefined,
+  close: CloseEvent | undefined,
+): DuplexError {
+  const said = failure === undefined ? undefined : messageOf(failure) ?? "the WebSocket failed";
+  const how = close === undefined
+    ? "no close event followed"
+    : `close code ${close.code}${close.reason ? `, ${close.reason}` : ""}`;
+  const exit: TransportExit = {
+    code: null,
+    signal: null,
+    ...(close !== undefined && { closeCode: close.code }),
+    reason: said ?? how,
+    stderrTail: "",
+    requested: false,
+  };
+  return new DuplexError(
+    "closed",
+    said === undefined
+      ? `Cannot connect to the relay at ${url}: the connection closed (${how}) before it was ready`
+      : `Cannot connect to the relay at ${url}: ${said} (${how}); is the relay running and ` +
+        "the URL right?",
+    { cause: failure === undefined ? close : errorOf(failure), exit },
+  );
+}
+
+/** What an error event carries: its `error` (an ErrorEvent's), or the event itself. */
+function errorOf(event: Event): unknown {
+  return "error" in event && event.error !== undefined && event.error !== null
+    ? event.error
+    : event;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "<host>";
+  }
 }

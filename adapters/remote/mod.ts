@@ -34,6 +34,15 @@
  * @module
  */
 
-export { remote, type RemoteOptions } from "./remote_transport.ts";
-export type { WebSocketConstructor } from "./_socket.ts";
+export { remote } from "./remote.ts";
+export {
+  DEFAULT_CLOSE_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_RECONNECT_ATTEMPTS,
+  DEFAULT_RECONNECT_INITIAL_DELAY_MS,
+  DEFAULT_RECONNECT_MAX_DELAY_MS,
+  type RemoteOptions,
+  type WebSocketConstructor,
+} from "./remote_options.ts";
 export type { SpawnRequest } from "../../src/remote/wire.ts";

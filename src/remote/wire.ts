@@ -250,31 +250,3 @@ export function timingSafeEqual(a: string, b: string): boolean {
   }
   return diff === 0;
 }
-
-/**
- * Parses a text frame as a message: an object with a string `t`.
- *
- * @deprecated Use the typed parsers of `wire_parse.ts`.
- * @param text The frame's text.
- * @returns The object, or undefined if it is not JSON or has no string `t`.
- */
-export function parseMessage(text: string): Record<string, unknown> & { t: string } | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const t = (value as { t?: unknown }).t;
-  return typeof t === "string" ? value as Record<string, unknown> & { t: string } : undefined;
-}
-
-/**
- * True for a sequence number: a safe integer >= 0.
- *
- * @deprecated Use the typed parsers of `wire_parse.ts`.
- */
-export function isSeq(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}

@@ -7,11 +7,13 @@
 
 import {
   encodeOutput,
-  parseMessage,
   type RelayMessage,
   SUBPROTOCOL,
   tokenFromProtocol,
 } from "../../../src/remote/wire.ts";
+import { parseClientFrame } from "../../../src/remote/wire_parse.ts";
+import { remote, type RemoteOptions } from "../../../adapters/remote/mod.ts";
+import type { Transport } from "../../../src/transport/transport.ts";
 
 export const TOKEN = "test-token";
 
@@ -39,11 +41,10 @@ export class Connection {
     socket.addEventListener("message", (event) => {
       if (typeof event.data !== "string") return;
       this.frames.push(event.data);
-      // A frame holds one message or a batch (an array of them).
-      const items = event.data.startsWith("[")
-        ? (JSON.parse(event.data) as unknown[]).map((item) => parseMessage(JSON.stringify(item)))
-        : [parseMessage(event.data)];
-      for (const message of items) if (message) this.#take(message);
+      // A frame holds one message or a batch (an array of them), checked as the relay does.
+      const parsed = parseClientFrame(event.data);
+      if (!parsed.ok) throw new Error(`The client sent a bad frame: ${parsed.reason}`);
+      for (const message of parsed.message) this.#take(message);
     });
   }
 
@@ -75,6 +76,11 @@ export class Connection {
 
   send(message: RelayMessage): void {
     this.socket.send(JSON.stringify(message));
+  }
+
+  /** Sends a text frame as it is (for messages a relay should not send). */
+  sendRaw(text: string): void {
+    this.socket.send(text);
   }
 
   output(seq: number, text: string): void {
@@ -145,4 +151,61 @@ export async function handshake(
     graceMs: 1000,
   });
   return hello;
+}
+
+/**
+ * Settles like `promise`, or rejects after `ms` naming `what` (a hang fails the test in time).
+ */
+export async function within<T>(promise: Promise<T>, what: string, ms = 2_000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Opens a remote transport to the fake relay, with quick bounds (each overridable). */
+export function openRemote(
+  relay: FakeRelay,
+  options: Partial<RemoteOptions> = {},
+  signal: AbortSignal = new AbortController().signal,
+): Promise<Transport> {
+  return remote({
+    url: relay.url,
+    token: TOKEN,
+    connectTimeoutMs: 2_000,
+    reconnect: { attempts: 3, initialDelayMs: 10, maxDelayMs: 50 },
+    closeTimeoutMs: 1_000,
+    ...options,
+  })({ signal });
+}
+
+/** Opens a remote transport and answers its hello. */
+export async function connect(
+  relay: FakeRelay,
+  options: Partial<RemoteOptions> = {},
+): Promise<{ transport: Transport; connection: Connection }> {
+  const opening = openRemote(relay, options);
+  const connection = await within(relay.accept(), "the connection");
+  await handshake(connection);
+  return { transport: await within(opening, "the transport"), connection };
+}
+
+/** Runs `fn` with a fake relay, closed after it. */
+export async function withRelay(fn: (relay: FakeRelay) => Promise<void>): Promise<void> {
+  const relay = new FakeRelay();
+  try {
+    await fn(relay);
+  } finally {
+    await relay.close();
+  }
+}
+
+/** What `promise` rejects with (within the bound), or undefined when it resolves. */
+export function rejection(promise: Promise<unknown>, what = "the failure"): Promise<unknown> {
+  return within(promise.then(() => undefined, (error: unknown) => error), what);
 }

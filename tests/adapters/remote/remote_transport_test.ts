@@ -1,32 +1,11 @@
 import assert from "node:assert/strict";
-import { remote, type RemoteOptions } from "../../../adapters/remote/mod.ts";
+import { remote } from "../../../adapters/remote/mod.ts";
 import { type DuplexError, isDuplexError } from "../../../src/errors.ts";
 import { SUBPROTOCOL } from "../../../src/remote/wire.ts";
 import type { Transport } from "../../../src/transport/transport.ts";
-import { type Connection, FakeRelay, handshake, TOKEN } from "./_fake_relay.ts";
+import { connect, FakeRelay, handshake, openRemote, TOKEN, withRelay } from "./_fake_relay.ts";
 
 const PERMISSIONS: Deno.PermissionOptions = { net: ["127.0.0.1"] };
-
-function open(relay: FakeRelay, options: Partial<RemoteOptions> = {}): Promise<Transport> {
-  return remote({
-    url: relay.url,
-    token: TOKEN,
-    connectTimeoutMs: 2_000,
-    reconnect: { attempts: 3, initialDelayMs: 10, maxDelayMs: 50 },
-    closeTimeoutMs: 1_000,
-    ...options,
-  })({ signal: new AbortController().signal });
-}
-
-async function connect(
-  relay: FakeRelay,
-  options: Partial<RemoteOptions> = {},
-): Promise<{ transport: Transport; connection: Connection }> {
-  const opening = open(relay, options);
-  const connection = await relay.accept();
-  await handshake(connection);
-  return { transport: await opening, connection };
-}
 
 async function readText(
   transport: Transport,
@@ -39,21 +18,12 @@ async function readText(
   return typeof value === "string" ? value : new TextDecoder().decode(value);
 }
 
-async function withRelay(fn: (relay: FakeRelay) => Promise<void>): Promise<void> {
-  const relay = new FakeRelay();
-  try {
-    await fn(relay);
-  } finally {
-    await relay.close();
-  }
-}
-
 Deno.test("remote() checks its options before connecting", () => {
   assert.throws(() => remote({ url: "http://x", token: "t" }), TypeError);
   assert.throws(() => remote({ url: "ws://x", token: "" }), /token/);
   assert.throws(
     () => remote({ url: "ws://x", token: "t", heartbeatMs: -1 }),
-    /heartbeatMs must be a number >= 0/,
+    /heartbeatMs must be a number of milliseconds from 1/,
   );
 });
 
@@ -61,7 +31,7 @@ Deno.test("remote() authenticates with the bearer subprotocol and sends the spaw
   permissions: PERMISSIONS,
 }, () =>
   withRelay(async (relay) => {
-    const opening = open(relay, { spawn: { model: "sonnet", permissionMode: "plan" } });
+    const opening = openRemote(relay, { spawn: { model: "sonnet", permissionMode: "plan" } });
     const connection = await relay.accept();
     assert.equal(connection.token, TOKEN);
     const hello = await handshake(connection);
@@ -94,7 +64,7 @@ Deno.test("remote() maps the relay's refusals to DuplexError kinds", {
   ) {
     await t.step(kind, () =>
       withRelay(async (relay) => {
-        const opening = open(relay);
+        const opening = openRemote(relay);
         const connection = await relay.accept();
         await connection.next("hello");
         connection.send({ t: "error", kind, message: "no" });
@@ -122,7 +92,7 @@ Deno.test("remote() fails clearly when nothing listens, or the server is not a r
   await t.step("a server that picks no subprotocol", async () => {
     const relay = new FakeRelay({ protocol: "" });
     try {
-      const error = await open(relay).then(() => undefined, (e: unknown) => e);
+      const error = await openRemote(relay).then(() => undefined, (e: unknown) => e);
       assert.ok(isDuplexError(error), String(error));
       assert.match(
         String((error as Error).message),
@@ -134,7 +104,7 @@ Deno.test("remote() fails clearly when nothing listens, or the server is not a r
   });
   await t.step("no answer to hello within connectTimeoutMs", () =>
     withRelay(async (relay) => {
-      const opening = open(relay, { connectTimeoutMs: 100 });
+      const opening = openRemote(relay, { connectTimeoutMs: 100 });
       await relay.accept();
       const error = await opening.then(() => undefined, (e: unknown) => e);
       assert.ok(isDuplexError(error) && error.kind === "timeout", String(error));

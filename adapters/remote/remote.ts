@@ -1,0 +1,48 @@
+// This module is browser compatible.
+/**
+ * `remote()`: the transport factory of `@duplex/claude/remote`.
+ *
+ * @module
+ */
+
+import type {
+  Transport,
+  TransportFactory,
+  TransportOpenContext,
+} from "../../src/transport/transport.ts";
+import { RemoteTransport } from "./_remote_transport.ts";
+import { checkOptions, type RemoteOptions } from "./remote_options.ts";
+
+/**
+ * A transport factory that connects to a relay and asks it to run `claude`.
+ * The session calls it; it resolves once the relay has spawned the CLI, or
+ * rejects with a `DuplexError`: `unauthorized` (bad token), `not_permitted`
+ * (the relay's policy refused an option, or the runtime does not permit the
+ * connection: in Deno, `--allow-net=<host>`), `timeout`, `closed` (no relay
+ * there: the runtime's words, close code and reason), `process_exited` (the
+ * CLI could not start), `protocol` (not a relay of this version). Aborting
+ * the session's start signal rejects with its reason, unchanged.
+ *
+ * @example Drive a claude that a relay runs elsewhere
+ * ```ts ignore
+ * import { DuplexSession } from "@duplex/claude";
+ * import { remote } from "@duplex/claude/remote";
+ *
+ * await using session = await DuplexSession.start({
+ *   transport: remote({ url: "wss://relay.example.com/v1", token: "…", spawn: { model: "sonnet" } }),
+ * });
+ * const turn = await session.send("Say hi.");
+ * console.log(turn.result.text);
+ * ```
+ *
+ * @param options Where the relay is, the token, what to spawn.
+ * @returns A factory for `DuplexSession.start({ transport })`.
+ * @throws {TypeError} If `url` or `token` is missing or `url` is not a ws:/wss: URL.
+ * @throws {RangeError} For a `…Ms` option out of range (1 to 2^31-1, or Infinity).
+ */
+export function remote(options: RemoteOptions): TransportFactory {
+  const settings = checkOptions(options);
+  return function openRemote(context?: TransportOpenContext): Promise<Transport> {
+    return RemoteTransport.open(settings, context?.signal);
+  };
+}

@@ -1,0 +1,137 @@
+// This module is browser compatible.
+/**
+ * The options of `remote()`, their defaults, and their checks.
+ *
+ * @module
+ */
+
+import { checkMs } from "../../src/_deadline.ts";
+import type { SpawnRequest } from "../../src/remote/wire.ts";
+
+/** The constructor of the Web `WebSocket` (replaceable in tests). */
+export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocket;
+
+/** Default of {@linkcode RemoteOptions.connectTimeoutMs}. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** Default of {@linkcode RemoteOptions.heartbeatMs}. */
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+/** Default of {@linkcode RemoteOptions.closeTimeoutMs}. */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+/** Default of `reconnect.attempts` in {@linkcode RemoteOptions.reconnect}. */
+export const DEFAULT_RECONNECT_ATTEMPTS = 8;
+/** Default of `reconnect.initialDelayMs` in {@linkcode RemoteOptions.reconnect}. */
+export const DEFAULT_RECONNECT_INITIAL_DELAY_MS = 200;
+/** Default of `reconnect.maxDelayMs` in {@linkcode RemoteOptions.reconnect}. */
+export const DEFAULT_RECONNECT_MAX_DELAY_MS = 5_000;
+
+/**
+ * Options of `remote()`. Every `…Ms` value is a number of milliseconds from
+ * 1 (0 where noted) to 2^31-1, or `Infinity` for no time limit at all.
+ */
+export interface RemoteOptions {
+  /** The relay's WebSocket URL, for example `wss://relay.example.com/v1`. */
+  readonly url: string;
+  /** The bearer token the relay was started with. */
+  readonly token: string;
+  /** What to ask the relay to run (its policy decides what is allowed). */
+  readonly spawn?: SpawnRequest;
+  /** A bound on connecting and on each reconnection attempt. @default {10000} */
+  readonly connectTimeoutMs?: number;
+  /**
+   * Reconnect after a dropped connection, resuming the same `claude` with
+   * nothing lost or duplicated (while the relay keeps it: its grace period).
+   * `false` ends the transport at the first drop. The delay before attempt
+   * `n` (from 0) is `min(maxDelayMs, initialDelayMs * 2^n)`; both may be 0.
+   *
+   * @default {{ attempts: 8, initialDelayMs: 200, maxDelayMs: 5000 }}
+   */
+  readonly reconnect?: false | {
+    readonly attempts?: number;
+    readonly initialDelayMs?: number;
+    readonly maxDelayMs?: number;
+  };
+  /**
+   * Ping interval; a relay silent for twice this long is taken for gone and
+   * the connection is dropped (then resumed). `Infinity` sends no pings and
+   * never drops a silent relay.
+   *
+   * @default {15000}
+   */
+  readonly heartbeatMs?: number;
+  /**
+   * A bound on `close()` waiting for the relay's exit report (0: do not
+   * wait; `Infinity`: wait as long as the connection lasts).
+   *
+   * @default {10000}
+   */
+  readonly closeTimeoutMs?: number;
+  /** The `WebSocket` constructor to use. @default {globalThis.WebSocket} */
+  readonly WebSocket?: WebSocketConstructor;
+}
+
+/** The checked options. */
+export interface Settings {
+  readonly url: string;
+  readonly token: string;
+  readonly spawn: SpawnRequest;
+  readonly connectTimeoutMs: number;
+  readonly attempts: number;
+  readonly initialDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly heartbeatMs: number;
+  readonly closeTimeoutMs: number;
+  readonly Socket: WebSocketConstructor;
+}
+
+/**
+ * Checks the options of `remote()` and fills in the defaults.
+ *
+ * @param options The options given.
+ * @returns The settings.
+ * @throws {TypeError} For a missing or malformed `url`, `token` or `WebSocket`.
+ * @throws {RangeError} For a duration or count out of range.
+ */
+export function checkOptions(options: RemoteOptions): Settings {
+  if (typeof options?.url !== "string" || !/^wss?:\/\//i.test(options.url)) {
+    throw new TypeError(
+      `Cannot use remote(): url must be a ws:// or wss:// URL, got ${JSON.stringify(options?.url)}`,
+    );
+  }
+  if (typeof options.token !== "string" || options.token === "") {
+    throw new TypeError("Cannot use remote(): token must be a non-empty string");
+  }
+  const reconnect = options.reconnect === false ? { attempts: 0 } : options.reconnect ?? {};
+  const Socket = options.WebSocket ?? globalThis.WebSocket;
+  if (typeof Socket !== "function") {
+    throw new TypeError(
+      "Cannot use remote(): this runtime has no WebSocket; pass options.WebSocket",
+    );
+  }
+  const attempts = reconnect.attempts ?? DEFAULT_RECONNECT_ATTEMPTS;
+  if (!Number.isSafeInteger(attempts) || attempts < 0) {
+    throw new RangeError(
+      `Cannot use remote(): reconnect.attempts must be an integer >= 0, got ${attempts}`,
+    );
+  }
+  return {
+    url: options.url,
+    token: options.token,
+    spawn: options.spawn ?? {},
+    connectTimeoutMs: ms("connectTimeoutMs", options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS),
+    attempts,
+    initialDelayMs: ms(
+      "reconnect.initialDelayMs",
+      reconnect.initialDelayMs,
+      DEFAULT_RECONNECT_INITIAL_DELAY_MS,
+      0,
+    ),
+    maxDelayMs: ms("reconnect.maxDelayMs", reconnect.maxDelayMs, DEFAULT_RECONNECT_MAX_DELAY_MS, 0),
+    heartbeatMs: ms("heartbeatMs", options.heartbeatMs, DEFAULT_HEARTBEAT_MS),
+    closeTimeoutMs: ms("closeTimeoutMs", options.closeTimeoutMs, DEFAULT_CLOSE_TIMEOUT_MS, 0),
+    Socket,
+  };
+}
+
+function ms(name: string, value: number | undefined, fallback: number, min = 1): number {
+  return value === undefined ? fallback : checkMs(value, `Cannot use remote(): ${name}`, min);
+}
