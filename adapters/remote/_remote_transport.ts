@@ -12,19 +12,12 @@
  */
 
 import { abortable, deadline } from "../../src/_deadline.ts";
-import {
-  describeExit,
-  DuplexError,
-  type DuplexErrorKind,
-  excerptOf,
-  type TransportExit,
-} from "../../src/errors.ts";
+import { describeExit, DuplexError, excerptOf, type TransportExit } from "../../src/errors.ts";
 import {
   type ClientMessage,
   CLOSE,
   decodeOutput,
   type ReadyMessage,
-  type RelayErrorKind,
 } from "../../src/remote/wire.ts";
 import { heartbeat } from "../../src/remote/_heartbeat.ts";
 import { parseRelayMessage } from "../../src/remote/wire_parse.ts";
@@ -33,21 +26,16 @@ import { type Frame, InboundFrames } from "./_inbound.ts";
 import { OPEN, Outbox } from "./_outbox.ts";
 import { PeerOutput } from "./_peer_output.ts";
 import { reconnect } from "./_reconnect.ts";
-import { closeQuietly, type Connected, messageOf, openSocket, Refusal } from "./_socket.ts";
+import {
+  closeQuietly,
+  type Connected,
+  messageOf,
+  openSocket,
+  Refusal,
+  refusalError,
+} from "./_socket.ts";
 import { UnackedInput } from "./_unacked_input.ts";
 import type { Settings } from "./remote_options.ts";
-
-const REFUSAL_KINDS: ReadonlyMap<RelayErrorKind, DuplexErrorKind> = new Map(
-  [
-    ["unauthorized", "unauthorized"],
-    ["not_permitted", "not_permitted"],
-    ["spawn_failed", "process_exited"],
-    ["busy", "closed"],
-    ["protocol", "protocol"],
-    ["unknown_session", "closed"],
-    ["resume_gap", "closed"],
-  ] as const,
-);
 
 /** The code reported for a connection whose socket fired `error`. */
 const CLOSE_ABNORMAL = 1006;
@@ -376,14 +364,6 @@ export class RemoteTransport implements Transport {
     if (link.state === "open") closeQuietly(link.socket, CLOSE.normal);
     this.#resolveClosed(exit);
   }
-}
-
-function refusalError(url: string, refused: Refusal): DuplexError {
-  return new DuplexError(
-    REFUSAL_KINDS.get(refused.kind) ?? "closed",
-    `Cannot start a session on the relay at ${url}: ${refused.kind}: ${refused.message}`,
-    { cause: refused },
-  );
 }
 
 function exitedError(exit: TransportExit): DuplexError {

@@ -2,12 +2,13 @@
 /* Opens one WebSocket to the relay and completes the hello/ready exchange. */
 
 import { deadline, sleep } from "../../src/_deadline.ts";
-import { DuplexError, type TransportExit } from "../../src/errors.ts";
+import { DuplexError, type DuplexErrorKind, type TransportExit } from "../../src/errors.ts";
 import {
   bearerProtocol,
   type ClientMessage,
   type ReadyMessage,
   Refusal,
+  type RelayErrorKind,
   SUBPROTOCOL,
 } from "../../src/remote/wire.ts";
 import { parseRelayMessage } from "../../src/remote/wire_parse.ts";
@@ -35,6 +36,19 @@ const PERMISSION_ERRORS: ReadonlySet<string> = new Set([
   "PermissionDenied", // Deno 1
   "SecurityError", // browsers: a blocked port, mixed content, a content security policy
 ]);
+
+/** What each kind of refusal means to the caller of `remote()`. */
+const REFUSAL_KINDS: ReadonlyMap<RelayErrorKind, DuplexErrorKind> = new Map(
+  [
+    ["unauthorized", "unauthorized"],
+    ["not_permitted", "not_permitted"],
+    ["spawn_failed", "process_exited"],
+    ["busy", "closed"],
+    ["protocol", "protocol"],
+    ["unknown_session", "closed"],
+    ["resume_gap", "closed"],
+  ] as const,
+);
 
 /** `WebSocket.CLOSING`, without reading a global. */
 const CLOSING = 2;
@@ -80,6 +94,21 @@ export async function openSocket(
   } finally {
     limit[Symbol.dispose]();
   }
+}
+
+/**
+ * The error of a refused session start, with the kind a caller switches on.
+ *
+ * @param url The relay's URL.
+ * @param refused The relay's refusal.
+ * @returns The error to reject with.
+ */
+export function refusalError(url: string, refused: Refusal): DuplexError {
+  return new DuplexError(
+    REFUSAL_KINDS.get(refused.kind) ?? "closed",
+    `Cannot start a session on the relay at ${url}: ${refused.kind}: ${refused.message}`,
+    { cause: refused },
+  );
 }
 
 /**
