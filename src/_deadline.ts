@@ -91,7 +91,10 @@ export function deadline(ms: number, options: DeadlineOptions = {}): Deadline {
  * @param options A signal that ends the wait early.
  * @returns Resolves after `ms`; rejects with `signal.reason` when it aborts first.
  */
-export function sleep(ms: number, options: { signal?: AbortSignal | undefined } = {}): Promise<void> {
+export function sleep(
+  ms: number,
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<void> {
   const { signal } = options;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const { promise, resolve, reject } = Promise.withResolvers<void>();
