@@ -185,7 +185,7 @@ export interface HookRegistry {
  *
  * @example Register a PreToolUse hook
  * ```ts
- * import { registerHooks } from "@duplex/claude";
+ * import { registerHooks } from "./hooks.ts";
  * import assert from "node:assert/strict";
  *
  * const registry = registerHooks({ PreToolUse: [{ matcher: "Bash", run: () => ({}) }] });

@@ -123,7 +123,7 @@ function unknownFrame(o: Record<string, unknown>): UnknownFrame {
  *
  * @example Classify parsed lines
  * ```ts
- * import { classifyFrame } from "@duplex/claude";
+ * import { classifyFrame } from "@duplex/claude/protocol";
  * import assert from "node:assert/strict";
  *
  * const frame = classifyFrame(JSON.parse('{"type":"keep_alive"}'));

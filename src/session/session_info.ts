@@ -46,7 +46,7 @@ export interface SessionInfo {
  *
  * @example Read a reply
  * ```ts
- * import { readSessionInfo } from "@duplex/claude";
+ * import { readSessionInfo } from "./session_info.ts";
  * import assert from "node:assert/strict";
  *
  * const info = readSessionInfo({ claude_code_version: "2.1.332", pid: 42, agents: [{ name: "Plan" }] });
