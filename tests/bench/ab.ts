@@ -1,8 +1,9 @@
 // deno-lint-ignore-file no-console
 /**
  * Compares the benchmarks of two commits side by side, in one run: the
- * working tree ("head") against a base commit checked out into
- * `.cache/bench-base/<commit>` (a git worktree). The two sides alternate, run
+ * working tree, or `--head=<commit>`, against a base commit, each checked out
+ * into `.cache/bench-base/<commit>` (a git worktree; the working tree is used
+ * as it is when no `--head` is given). The two sides alternate, run
  * by run, so that the machine's load drifts over both alike; each run is the
  * ordinary `tests/bench/run.ts` of its own tree. Prints one table: each row's
  * "ours" and ratio, base vs head (medians over the runs), and the change.
@@ -12,7 +13,8 @@
  * deno run -P=bench tests/bench/ab.ts --base=HEAD~3 --rows=2b,3a --smoke
  * ```
  *
- * Flags: `--base=<commit>` (required), `--only=<workloads>` (passed on),
+ * Flags: `--base=<commit>` (required), `--head=<commit>` (default: the
+ * working tree), `--only=<workloads>` (passed on),
  * `--rows=<ids>` (rows to show; default every row both sides printed),
  * `--runs=<n>` (runs per side, default 2), `--smoke` (passed on).
  * The SDK and CLI installs in `.cache/` are shared with the base tree.
@@ -24,6 +26,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 
 interface Options {
   base: string;
+  head: string | undefined;
   only: string | undefined;
   rows: Set<string> | undefined;
   runs: number;
@@ -31,10 +34,18 @@ interface Options {
 }
 
 function parseOptions(args: readonly string[]): Options {
-  const options: Options = { base: "", only: undefined, rows: undefined, runs: 2, smoke: false };
+  const options: Options = {
+    base: "",
+    head: undefined,
+    only: undefined,
+    rows: undefined,
+    runs: 2,
+    smoke: false,
+  };
   for (const arg of args) {
     const [flag, value] = arg.split("=", 2) as [string, string | undefined];
     if (flag === "--base" && value) options.base = value;
+    else if (flag === "--head" && value) options.head = value;
     else if (flag === "--only" && value) options.only = value;
     else if (flag === "--rows" && value) options.rows = new Set(value.split(","));
     else if (flag === "--runs" && value) options.runs = Math.max(1, Number(value));
@@ -137,15 +148,17 @@ function change(base: string, head: string): string {
 
 const options = parseOptions(Deno.args);
 const baseDir = await baseTree(options.base);
-const headSha = await git(["rev-parse", "--short", "HEAD"]);
-const dirty = (await git(["status", "--porcelain", "--untracked-files=no"])) !== "";
+const headDir = options.head === undefined ? ROOT : await baseTree(options.head);
+const headSha = await git(["rev-parse", "--short", options.head ?? "HEAD"]);
+const dirty = options.head === undefined &&
+  (await git(["status", "--porcelain", "--untracked-files=no"])) !== "";
 const baseRuns: Map<string, Cells>[] = [];
 const headRuns: Map<string, Cells>[] = [];
 for (let run = 1; run <= options.runs; run++) {
   // Alternate which side goes first, so that neither always runs on a warmer machine.
   const order = run % 2 === 1 ? ["base", "head"] : ["head", "base"];
   for (const side of order) {
-    const rows = await runBench(side === "base" ? baseDir : ROOT, options, `${side} run ${run}`);
+    const rows = await runBench(side === "base" ? baseDir : headDir, options, `${side} run ${run}`);
     (side === "base" ? baseRuns : headRuns).push(rows);
   }
 }
