@@ -8,6 +8,9 @@
  * through one registry, a control channel settles our own requests, and one
  * lifecycle state says where the session is.
  *
+ * Why one file of ~600 lines: it is the public API, and about 180 lines of it
+ * are the JSDoc users read; each method is a few lines over the parts.
+ *
  * @module
  */
 
