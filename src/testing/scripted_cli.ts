@@ -6,110 +6,23 @@
  * @module
  */
 
-import { checkMs, deadline, sleep } from "../_deadline.ts";
-import { DuplexError, excerptOf } from "../errors.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { DuplexError } from "../errors.ts";
+import type { Transport, TransportFactory, TransportOpenContext } from "../transport/transport.ts";
+import { toMatcher } from "./_frame_matcher.ts";
+import type { Chunking } from "./_memory_transport.ts";
+import { type ProcessHost, ScriptedProcess } from "./_scripted_process.ts";
+import { WriteLog } from "./_write_log.ts";
 import type {
-  Transport,
-  TransportExit,
-  TransportFactory,
-  TransportInfo,
-  TransportOpenContext,
-} from "../transport/transport.ts";
-import { echoReply, type EchoState } from "./_echo.ts";
-import { type Chunking, MemoryTransport } from "./_memory_transport.ts";
+  FrameMatch,
+  FrameMatcher,
+  NextWriteOptions,
+  ScriptedCliOptions,
+  ScriptedExit,
+  ScriptRule,
+} from "./scripted_cli_options.ts";
 
 export type { Chunking };
-
-/** Decides whether a rule applies to a line the session wrote. */
-export type FrameMatcher = (frame: Record<string, unknown>) => boolean;
-
-/**
- * A matcher, or a shorthand: a frame `type` (`"user"`), or `"type:subtype"`
- * where the subtype is `request.subtype` for `control_request`,
- * `response.subtype` for `control_response`, else `subtype`
- * (`"control_request:interrupt"`).
- */
-export type FrameMatch = FrameMatcher | string;
-
-/** "When the session writes a line that matches, reply." */
-export interface ScriptRule {
-  /** Which lines the rule answers. */
-  match: FrameMatcher;
-  /**
-   * Answers a line: returns frames to emit (in order), or emits itself with
-   * `cli.emit(...)`, or both. May be async. A throw is recorded in
-   * {@linkcode ScriptedCli.errors}.
-   */
-  reply: (
-    frame: Record<string, unknown>,
-    cli: ScriptedCli,
-  ) => void | Iterable<unknown> | Promise<void | Iterable<unknown>>;
-  /** Remove the rule after it answered once. @default {false} */
-  once?: boolean;
-}
-
-/** Options of {@linkcode ScriptedCli}. */
-export interface ScriptedCliOptions {
-  /** Rules, tried in order before those added with `on()`. */
-  rules?: ScriptRule[];
-  /**
-   * Built-in behaviour for lines no rule answers: a user line gets
-   * `system/init`, an assistant text `"Echo: <text>"` and a `result` (with
-   * `command_lifecycle` frames when it carries a `uuid`; costs cumulative per
-   * process, like the real CLI); `interrupt` gets `{still_queued: []}`;
-   * `initialize` gets a small success; any other control request gets the
-   * real CLI's `unsupported_request` error.
-   * @default {false}
-   */
-  echo?: boolean;
-  /** Exit with code 0 once input ends and pending replies are out. @default {echo} */
-  exitOnEndInput?: boolean;
-  /** The session id echo frames carry. @default {a random UUID} */
-  sessionId?: string;
-  /** How emitted output is cut into `Uint8Array` chunks on `readable`. @default {"line"} */
-  chunking?: Chunking;
-  /** Reported in `transport.info.pid`. */
-  pid?: number;
-}
-
-/** How long {@linkcode ScriptedCli.nextWrite} waits by default, in milliseconds. */
-const DEFAULT_NEXT_WRITE_TIMEOUT_MS = 5000;
-
-/** Options of {@linkcode ScriptedCli.nextWrite}. */
-export interface NextWriteOptions {
-  /** How long to wait: 1 to 2^31-1 milliseconds, or `Infinity`. @default {5000} */
-  timeoutMs?: number;
-  /** Cancels the wait (rejects with `signal.reason`). */
-  signal?: AbortSignal;
-}
-
-/** Options of {@linkcode ScriptedCli.exit}. */
-export interface ScriptedExit {
-  /** The exit code. @default {0, or null when a signal is given} */
-  code?: number | null;
-  /** The signal that ended the process, for example `"SIGKILL"`. @default {null} */
-  signal?: string | null;
-  /** A human-readable reason. */
-  reason?: string;
-  /** The stderr tail. @default {the last lines given to emitStderr} */
-  stderrTail?: string;
-}
-
-interface Process {
-  transport: MemoryTransport;
-  opened: boolean;
-  hung: boolean;
-  /** Aborted when the process ends: replies not yet started are dropped. */
-  life: AbortController;
-  pending: Set<Promise<void>>;
-  echo: EchoState;
-}
-
-interface Waiter {
-  match: FrameMatcher;
-  resolve: (frame: Record<string, unknown>) => void;
-}
+export type * from "./scripted_cli_options.ts";
 
 /**
  * An in-memory fake CLI. Each line the session writes is parsed, recorded in
@@ -153,13 +66,23 @@ export class ScriptedCli {
   #options: ScriptedCliOptions;
   #rules: ScriptRule[];
   #sessionId: string;
-  #process: Process | undefined = undefined;
-  #received: Record<string, unknown>[] = [];
-  #claimed: boolean[] = [];
+  #process: ScriptedProcess | undefined = undefined;
+  #log = new WriteLog(
+    (match, frame) => this.#safeMatch(match, frame),
+    (error) => this.#report(error),
+  );
   #errors: Error[] = [];
-  #waiters: Waiter[] = [];
   #opened = 0;
   #closeCalls = 0;
+  #host: ProcessHost = {
+    cli: this,
+    read: (line) => this.#log.read(line),
+    ruleFor: (frame) => this.#ruleFor(frame),
+    report: (error) => this.#report(error),
+    closeCalled: () => {
+      this.#closeCalls += 1;
+    },
+  };
 
   /**
    * Makes a fake CLI. Nothing runs until `transport` is called.
@@ -184,7 +107,7 @@ export class ScriptedCli {
 
   /** Every line the session wrote, parsed, in order, across restarts. */
   get received(): readonly Record<string, unknown>[] {
-    return this.#received;
+    return this.#log.frames;
   }
 
   /** Lines that were not JSON objects (`protocol` errors) and errors thrown by rules. */
@@ -232,7 +155,7 @@ export class ScriptedCli {
    * @param frames The frames, in order.
    */
   emit(...frames: unknown[]): void {
-    pushFrames(this.#target().transport, frames);
+    this.#target().emit(frames);
   }
 
   /**
@@ -267,53 +190,7 @@ export class ScriptedCli {
    * @throws {RangeError} When `timeoutMs` is not 1 to 2^31-1 or `Infinity`.
    */
   nextWrite(match?: FrameMatch, options: NextWriteOptions = {}): Promise<Record<string, unknown>> {
-    const matcher = match === undefined ? matchAny : toMatcher(match);
-    let timeoutMs: number;
-    try {
-      options.signal?.throwIfAborted();
-      timeoutMs = checkMs(
-        options.timeoutMs ?? DEFAULT_NEXT_WRITE_TIMEOUT_MS,
-        "Cannot get the next write: timeoutMs",
-      );
-    } catch (reason) {
-      return Promise.reject(reason);
-    }
-    for (let i = 0; i < this.#received.length; i++) {
-      if (!this.#claimed[i] && this.#safeMatch(matcher, this.#received[i]!)) {
-        this.#claimed[i] = true;
-        return Promise.resolve(this.#received[i]!);
-      }
-    }
-    const what = typeof match === "string" ? ` matching "${match}"` : "";
-    const limit = deadline(timeoutMs, {
-      signal: options.signal,
-      reason: () =>
-        new DuplexError(
-          "timeout",
-          `Cannot get the next write${what}: none came within ${timeoutMs} ms`,
-        ),
-    });
-    const { promise, resolve, reject } = Promise.withResolvers<Record<string, unknown>>();
-    const settle = (): void => {
-      limit[Symbol.dispose]();
-      limit.signal.removeEventListener("abort", onAbort);
-      const at = this.#waiters.indexOf(waiter);
-      if (at >= 0) this.#waiters.splice(at, 1);
-    };
-    const onAbort = (): void => {
-      settle();
-      reject(limit.signal.reason);
-    };
-    const waiter: Waiter = {
-      match: matcher,
-      resolve(frame): void {
-        settle();
-        resolve(frame);
-      },
-    };
-    limit.signal.addEventListener("abort", onAbort, { once: true });
-    this.#waiters.push(waiter);
-    return promise;
+    return this.#log.next(match, options);
   }
 
   /**
@@ -350,10 +227,10 @@ export class ScriptedCli {
     this.#target().hung = true;
   }
 
-  #target(): Process {
+  #target(): ScriptedProcess {
     const current = this.#process;
     if (current !== undefined && !(current.opened && current.transport.ended)) return current;
-    this.#process = this.#spawn();
+    this.#process = new ScriptedProcess(this.#options, this.#host);
     return this.#process;
   }
 
@@ -378,137 +255,24 @@ export class ScriptedCli {
     return Promise.resolve(process.transport);
   }
 
-  #spawn(): Process {
-    const options = this.#options;
-    const info: TransportInfo = {
-      kind: "scripted",
-      description: "ScriptedCli",
-      ...(options.pid === undefined ? {} : { pid: options.pid }),
-    };
-    const process: Process = {
-      transport: undefined as unknown as MemoryTransport,
-      opened: false,
-      hung: false,
-      life: new AbortController(),
-      pending: new Set(),
-      echo: { sessionId: this.#sessionId, turns: 0 },
-    };
-    process.transport = new MemoryTransport(
-      { info, chunking: options.chunking },
-      {
-        onWrite: (line) => this.#onWrite(process, line),
-        onEndInput: () => void this.#onEndInput(process),
-        onClose: (): Omit<TransportExit, "stderrTail" | "requested"> =>
-          process.hung ? { code: null, signal: "SIGTERM" } : { code: 0, signal: null },
-        onCloseCalled: () => {
-          this.#closeCalls += 1;
-        },
-        onFinish: () => process.life.abort(),
-      },
-    );
-    return process;
-  }
-
-  #onWrite(process: Process, line: string): void {
-    let frame: unknown;
-    try {
-      frame = JSON.parse(line);
-    } catch (cause) {
-      this.#badLine(line, "it is not JSON", cause);
-      return;
-    }
-    if (!isRecord(frame)) {
-      this.#badLine(line, "it is not a JSON object", undefined);
-      return;
-    }
-    const index = this.#received.push(frame) - 1;
-    this.#claimed.push(false);
-    for (const waiter of this.#waiters) {
-      if (this.#safeMatch(waiter.match, frame)) {
-        this.#claimed[index] = true;
-        waiter.resolve(frame);
-        break;
-      }
-    }
-    if (process.hung) return;
-    // Answered on a later macrotask, as a real process would; dropped if the process ends first.
-    const answered = sleep(0, { signal: process.life.signal }).then(
-      () => this.#answer(process, frame),
-      () => {},
-    );
-    process.pending.add(answered);
-    answered.then(() => process.pending.delete(answered));
-  }
-
-  async #answer(process: Process, frame: Record<string, unknown>): Promise<void> {
-    if (process.hung || process.transport.ended) return;
+  #ruleFor(frame: Record<string, unknown>): ScriptRule | undefined {
     const at = this.#rules.findIndex((rule) => this.#safeMatch(rule.match, frame));
-    if (at < 0) {
-      if (this.#options.echo) pushFrames(process.transport, echoReply(process.echo, frame));
-      return;
-    }
+    if (at < 0) return undefined;
     const rule = this.#rules[at]!;
     if (rule.once) this.#rules.splice(at, 1);
-    try {
-      const frames = await rule.reply(frame, this);
-      if (frames === undefined || frames === null) return;
-      if (typeof frames === "string" || typeof frames[Symbol.iterator] !== "function") {
-        throw new TypeError(
-          "Cannot emit a rule's reply: it must return frames (an iterable) or nothing",
-        );
-      }
-      if (!process.hung) pushFrames(process.transport, [...frames]);
-    } catch (error) {
-      this.#errors.push(error instanceof Error ? error : new Error(String(error)));
-    }
-  }
-
-  async #onEndInput(process: Process): Promise<void> {
-    if (process.hung || !(this.#options.exitOnEndInput ?? this.#options.echo ?? false)) return;
-    while (process.pending.size > 0 && !process.transport.ended) {
-      await Promise.race([Promise.allSettled([...process.pending]), process.transport.closed]);
-    }
-    if (!process.hung) process.transport.finish({ code: 0, signal: null, requested: false });
+    return rule;
   }
 
   #safeMatch(match: FrameMatcher, frame: Record<string, unknown>): boolean {
     try {
       return match(frame) === true;
     } catch (error) {
-      this.#errors.push(error instanceof Error ? error : new Error(String(error)));
+      this.#report(error);
       return false;
     }
   }
 
-  #badLine(line: string, why: string, cause: unknown): void {
-    this.#errors.push(
-      new DuplexError("protocol", `Cannot read a line the session wrote: ${why}`, {
-        excerpt: excerptOf(line),
-        cause,
-      }),
-    );
+  #report(error: unknown): void {
+    this.#errors.push(error instanceof Error ? error : new Error(String(error)));
   }
-}
-
-function matchAny(): boolean {
-  return true;
-}
-
-function pushFrames(transport: MemoryTransport, frames: unknown[]): void {
-  if (frames.length === 0) return;
-  transport.push(frames.map((frame) => `${JSON.stringify(frame)}\n`).join(""));
-}
-
-function subtypeOf(frame: Record<string, unknown>): unknown {
-  if (frame.type === "control_request" && isRecord(frame.request)) return frame.request.subtype;
-  if (frame.type === "control_response" && isRecord(frame.response)) return frame.response.subtype;
-  return frame.subtype;
-}
-
-function toMatcher(match: FrameMatch): FrameMatcher {
-  if (typeof match === "function") return match;
-  const colon = match.indexOf(":");
-  const type = colon < 0 ? match : match.slice(0, colon);
-  const subtype = colon < 0 ? undefined : match.slice(colon + 1);
-  return (frame) => frame.type === type && (subtype === undefined || subtypeOf(frame) === subtype);
 }
