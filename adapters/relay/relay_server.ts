@@ -5,7 +5,7 @@
  * @module
  */
 
-import { abortable, checkMs, deadline } from "../../src/_deadline.ts";
+import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import {
   BEARER_PREFIX,
@@ -15,85 +15,18 @@ import {
   timingSafeEqual,
   tokenFromProtocol,
 } from "../../src/remote/wire.ts";
-import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
+import { subprocess } from "../subprocess/mod.ts";
 import { type ConnectionHost, RelayConnection } from "./_connection.ts";
-import {
-  type CheckedPolicy,
-  checkPolicy,
-  Refusal,
-  type RelayPolicy,
-  spawnOptions,
-} from "./_policy.ts";
+import { Refusal, type RelayPolicy, spawnOptions } from "./_policy.ts";
+import { checkOptions, type Config } from "./_relay_config.ts";
 import { RelaySession } from "./_relay_session.ts";
+import type { RelayOptions } from "./relay_options.ts";
 
 export type { RelayPolicy };
-
-/** Default of {@linkcode RelayOptions.graceMs}. */
-export const DEFAULT_GRACE_MS = 30_000;
-/** Default of {@linkcode RelayOptions.bufferBytes}. */
-export const DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024;
-/** Default of {@linkcode RelayOptions.maxSessions}. */
-export const DEFAULT_MAX_SESSIONS = 16;
-/** Default of {@linkcode RelayOptions.heartbeatMs}. */
-export const DEFAULT_HEARTBEAT_MS = 15_000;
-/** Default of {@linkcode RelayOptions.helloTimeoutMs}. */
-export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
+export * from "./relay_options.ts";
 
 /** How long `close()` waits for the sockets to finish their closing handshake. */
 const SOCKET_CLOSE_WAIT_MS = 2000;
-
-/** Options of {@linkcode serveRelay}. */
-export interface RelayOptions {
-  /** The bearer tokens clients may present (at least one). */
-  readonly tokens: readonly string[];
-  /** The address to listen on. Default: `"127.0.0.1"`. */
-  readonly hostname?: string;
-  /** The port to listen on; 0 picks a free one. Default: 0. */
-  readonly port?: number;
-  /**
-   * The base options of every spawned `claude` (binary, environment, grace
-   * periods, fixed flags). `cwd` is replaced by the session's folder in the
-   * workspace; the policy decides what clients may add.
-   */
-  readonly cli?: SubprocessOptions;
-  /**
-   * The root folder of the sessions: a client's `spawn.cwd` is resolved inside
-   * it (and refused when it leads outside, symbolic links followed). It is
-   * also the default working directory.
-   */
-  readonly workspace: string;
-  /** What clients may choose. */
-  readonly policy?: RelayPolicy;
-  /**
-   * How long a disconnected session's process is kept for a resume, in ms
-   * (0 to 2^31-1, or `Infinity`: until the relay closes). Default: 30 000.
-   */
-  readonly graceMs?: number;
-  /**
-   * The most bytes of unacknowledged output kept per session for a resume.
-   * Also the flow-control window: with half of it unacknowledged the relay
-   * stops reading the CLI's stdout until the client acknowledges (the CLI
-   * then waits on its pipe, as it would for a slow local reader), so stdout
-   * is never dropped, and neither the buffer nor a socket's send queue grows
-   * past it, however slowly a client reads. Default: 8 MiB.
-   */
-  readonly bufferBytes?: number;
-  /** The most sessions at once (disconnected ones in their grace included). Default: 16. */
-  readonly maxSessions?: number;
-  /**
-   * How often the relay pings each connection, in ms; a connection that
-   * sends nothing for twice as long is dropped (its session waits for a
-   * resume); 1 to 2^31-1, or `Infinity` for no heartbeat. Default: 15 000.
-   */
-  readonly heartbeatMs?: number;
-  /**
-   * How long a new connection has to send its hello, in ms (1 to 2^31-1, or
-   * `Infinity` for no limit). Default: 10 000.
-   */
-  readonly helloTimeoutMs?: number;
-  /** Aborting it closes the relay. */
-  readonly signal?: AbortSignal;
-}
 
 /** A running relay. */
 export interface RelayServer {
@@ -112,21 +45,6 @@ export interface RelayServer {
   close(): Promise<void>;
   /** Same as {@linkcode RelayServer.close}. */
   [Symbol.asyncDispose](): Promise<void>;
-}
-
-interface Config {
-  readonly tokens: readonly string[];
-  readonly hostname: string;
-  readonly port: number;
-  readonly cli: SubprocessOptions;
-  readonly workspace: string;
-  readonly policy: CheckedPolicy;
-  readonly graceMs: number;
-  readonly bufferBytes: number;
-  readonly maxSessions: number;
-  readonly heartbeatMs: number;
-  readonly helloTimeoutMs: number;
-  readonly signal: AbortSignal | undefined;
 }
 
 /**
@@ -339,102 +257,4 @@ class Relay implements RelayServer, ConnectionHost {
 async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
   using limit = deadline(ms);
   await abortable(promise, limit.signal).catch(() => {});
-}
-
-function checkOptions(options: RelayOptions): Config {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError("Cannot serve the relay: options must be an object");
-  }
-  const tokens = options.tokens;
-  if (!Array.isArray(tokens) || tokens.some((token) => typeof token !== "string")) {
-    throw new TypeError("Cannot serve the relay: tokens must be an array of strings");
-  }
-  if (tokens.length === 0 || tokens.some((token) => token.length === 0)) {
-    throw invalid("tokens must hold at least one token, and no empty one");
-  }
-  const hostname = options.hostname ?? "127.0.0.1";
-  if (typeof hostname !== "string" || hostname === "") {
-    throw new TypeError("Cannot serve the relay: hostname must be a non-empty string");
-  }
-  const port = options.port ?? 0;
-  if (typeof port !== "number") {
-    throw new TypeError("Cannot serve the relay: port must be a number");
-  }
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw invalid(`port must be an integer from 0 to 65535, got ${port}`);
-  }
-  const cli = options.cli ?? {};
-  if (typeof cli !== "object" || cli === null) {
-    throw new TypeError("Cannot serve the relay: cli must be an object of subprocess options");
-  }
-  // Checks the base options now (spawns nothing).
-  subprocess(cli);
-  const signal = options.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new TypeError("Cannot serve the relay: signal must be an AbortSignal");
-  }
-  return {
-    tokens: [...tokens],
-    hostname,
-    port,
-    cli,
-    workspace: checkWorkspace(options.workspace),
-    policy: checkPolicy(options.policy),
-    graceMs: milliseconds("graceMs", options.graceMs, DEFAULT_GRACE_MS, 0),
-    bufferBytes: count("bufferBytes", options.bufferBytes, DEFAULT_BUFFER_BYTES),
-    maxSessions: count("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS),
-    heartbeatMs: milliseconds("heartbeatMs", options.heartbeatMs, DEFAULT_HEARTBEAT_MS, 1),
-    helloTimeoutMs: milliseconds(
-      "helloTimeoutMs",
-      options.helloTimeoutMs,
-      DEFAULT_HELLO_TIMEOUT_MS,
-      1,
-    ),
-    signal,
-  };
-}
-
-function checkWorkspace(workspace: unknown): string {
-  if (typeof workspace !== "string" || workspace === "") {
-    throw new TypeError("Cannot serve the relay: workspace must be a non-empty path string");
-  }
-  let real: string;
-  try {
-    real = Deno.realPathSync(workspace);
-  } catch (error) {
-    throw new DuplexError(
-      "invalid_argument",
-      `Cannot serve the relay: the workspace ${workspace} cannot be found (${
-        error instanceof Error ? error.message : error
-      }); create it or pass another folder`,
-      { cause: error },
-    );
-  }
-  if (!Deno.statSync(real).isDirectory) {
-    throw invalid(`the workspace ${workspace} is not a folder`);
-  }
-  return real;
-}
-
-function milliseconds(name: string, value: unknown, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number") {
-    throw new TypeError(`Cannot serve the relay: ${name} must be a number`);
-  }
-  return checkMs(value, `Cannot serve the relay: ${name}`, min);
-}
-
-function count(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number") {
-    throw new TypeError(`Cannot serve the relay: ${name} must be a number`);
-  }
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw invalid(`${name} must be a positive integer, got ${value}`);
-  }
-  return value;
-}
-
-function invalid(what: string): DuplexError {
-  return new DuplexError("invalid_argument", `Cannot serve the relay: ${what}`);
 }

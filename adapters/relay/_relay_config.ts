@@ -1,0 +1,135 @@
+/**
+ * The checks of the relay's options, and the settings they resolve to.
+ *
+ * @module
+ */
+
+import { checkMs } from "../../src/_deadline.ts";
+import { DuplexError } from "../../src/errors.ts";
+import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
+import { type CheckedPolicy, checkPolicy } from "./_policy.ts";
+import * as defaults from "./relay_options.ts";
+import type { RelayOptions } from "./relay_options.ts";
+
+/** The relay's options, checked, with their defaults applied. */
+export interface Config {
+  readonly tokens: readonly string[];
+  readonly hostname: string;
+  readonly port: number;
+  readonly cli: SubprocessOptions;
+  readonly workspace: string;
+  readonly policy: CheckedPolicy;
+  readonly graceMs: number;
+  readonly bufferBytes: number;
+  readonly maxSessions: number;
+  readonly heartbeatMs: number;
+  readonly helloTimeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * Checks the options of `serveRelay()` and applies their defaults.
+ *
+ * @param options The options as given.
+ * @returns The settings.
+ * @throws {DuplexError} `invalid_argument` for an unusable value (no tokens, a missing workspace).
+ * @throws {TypeError} For an option of the wrong type.
+ * @throws {RangeError} For a `…Ms` option out of range.
+ */
+export function checkOptions(options: RelayOptions): Config {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("Cannot serve the relay: options must be an object");
+  }
+  const tokens = options.tokens;
+  if (!Array.isArray(tokens) || tokens.some((token) => typeof token !== "string")) {
+    throw new TypeError("Cannot serve the relay: tokens must be an array of strings");
+  }
+  if (tokens.length === 0 || tokens.some((token) => token.length === 0)) {
+    throw invalid("tokens must hold at least one token, and no empty one");
+  }
+  const hostname = options.hostname ?? "127.0.0.1";
+  if (typeof hostname !== "string" || hostname === "") {
+    throw new TypeError("Cannot serve the relay: hostname must be a non-empty string");
+  }
+  const port = options.port ?? 0;
+  if (typeof port !== "number") {
+    throw new TypeError("Cannot serve the relay: port must be a number");
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw invalid(`port must be an integer from 0 to 65535, got ${port}`);
+  }
+  const cli = options.cli ?? {};
+  if (typeof cli !== "object" || cli === null) {
+    throw new TypeError("Cannot serve the relay: cli must be an object of subprocess options");
+  }
+  // Checks the base options now (spawns nothing).
+  subprocess(cli);
+  const signal = options.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError("Cannot serve the relay: signal must be an AbortSignal");
+  }
+  return {
+    tokens: [...tokens],
+    hostname,
+    port,
+    cli,
+    workspace: checkWorkspace(options.workspace),
+    policy: checkPolicy(options.policy),
+    graceMs: milliseconds("graceMs", options.graceMs, defaults.DEFAULT_GRACE_MS, 0),
+    bufferBytes: count("bufferBytes", options.bufferBytes, defaults.DEFAULT_BUFFER_BYTES),
+    maxSessions: count("maxSessions", options.maxSessions, defaults.DEFAULT_MAX_SESSIONS),
+    heartbeatMs: milliseconds("heartbeatMs", options.heartbeatMs, defaults.DEFAULT_HEARTBEAT_MS, 1),
+    helloTimeoutMs: milliseconds(
+      "helloTimeoutMs",
+      options.helloTimeoutMs,
+      defaults.DEFAULT_HELLO_TIMEOUT_MS,
+      1,
+    ),
+    signal,
+  };
+}
+
+function checkWorkspace(workspace: unknown): string {
+  if (typeof workspace !== "string" || workspace === "") {
+    throw new TypeError("Cannot serve the relay: workspace must be a non-empty path string");
+  }
+  let real: string;
+  try {
+    real = Deno.realPathSync(workspace);
+  } catch (error) {
+    throw new DuplexError(
+      "invalid_argument",
+      `Cannot serve the relay: the workspace ${workspace} cannot be found (${
+        error instanceof Error ? error.message : error
+      }); create it or pass another folder`,
+      { cause: error },
+    );
+  }
+  if (!Deno.statSync(real).isDirectory) {
+    throw invalid(`the workspace ${workspace} is not a folder`);
+  }
+  return real;
+}
+
+function milliseconds(name: string, value: unknown, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number") {
+    throw new TypeError(`Cannot serve the relay: ${name} must be a number`);
+  }
+  return checkMs(value, `Cannot serve the relay: ${name}`, min);
+}
+
+function count(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number") {
+    throw new TypeError(`Cannot serve the relay: ${name} must be a number`);
+  }
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw invalid(`${name} must be a positive integer, got ${value}`);
+  }
+  return value;
+}
+
+function invalid(what: string): DuplexError {
+  return new DuplexError("invalid_argument", `Cannot serve the relay: ${what}`);
+}
