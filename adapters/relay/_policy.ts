@@ -10,28 +10,10 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { CLOSE, Refusal, type RelayErrorKind } from "../../src/remote/wire.ts";
 import { parseSpawnRequest, SPAWN_OPTIONS } from "../../src/remote/wire_parse.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
+import { DEFAULT_PERMISSION_MODES, type RelayPolicy } from "./relay_policy.ts";
 
 export { Refusal };
-
-/** What clients of a relay may choose when they spawn a session. */
-export interface RelayPolicy {
-  /**
-   * The models a client may ask for. Default: any name of 1 to 64 letters,
-   * digits, `.`, `_` or `-`.
-   */
-  readonly models?: readonly string[];
-  /**
-   * The permission modes a client may ask for. Default:
-   * `["default", "acceptEdits", "plan"]`; `bypassPermissions` only when listed.
-   */
-  readonly permissionModes?: readonly string[];
-  /** The most agentic turns per prompt; also applied when the client asks for none. */
-  readonly maxTurns?: number;
-  /** Whether a client may resume an earlier CLI conversation (`spawn.resume`). Default: true. */
-  readonly allowResume?: boolean;
-  /** Whether a client may ask for partial-message stream events. Default: true. */
-  readonly allowPartialMessages?: boolean;
-}
+export type { RelayPolicy };
 
 /** The policy with its defaults filled in. */
 export interface CheckedPolicy {
@@ -41,9 +23,6 @@ export interface CheckedPolicy {
   readonly allowResume: boolean;
   readonly allowPartialMessages: boolean;
 }
-
-/** Default of {@linkcode RelayPolicy.permissionModes}. */
-export const DEFAULT_PERMISSION_MODES: readonly string[] = ["default", "acceptEdits", "plan"];
 
 const MODEL_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const RESUME_ID = /^[A-Za-z0-9._:-]{1,256}$/;

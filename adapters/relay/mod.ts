@@ -41,4 +41,4 @@ export {
   type RelayServer,
   serveRelay,
 } from "./relay_server.ts";
-export { DEFAULT_PERMISSION_MODES } from "./_policy.ts";
+export { DEFAULT_PERMISSION_MODES } from "./relay_policy.ts";

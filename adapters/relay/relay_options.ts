@@ -5,7 +5,7 @@
  */
 
 import type { SubprocessOptions } from "../subprocess/mod.ts";
-import type { RelayPolicy } from "./_policy.ts";
+import type { RelayPolicy } from "./relay_policy.ts";
 
 /** Default of {@linkcode RelayOptions.graceMs}. */
 export const DEFAULT_GRACE_MS = 30_000;

@@ -7,7 +7,7 @@
  */
 
 import { DuplexError, excerptOf } from "../../src/errors.ts";
-import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./_find_binary.ts";
+import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
 import { MARKER_VARIABLE } from "./_marked_processes.ts";
 import { STRIPPED_ENV, type SubprocessOptions } from "./subprocess_options.ts";
 

@@ -97,4 +97,4 @@ export {
   type SettingSource,
   type Thinking,
 } from "./build_args.ts";
-export { resolveBinary, type ResolveBinaryOptions } from "./_find_binary.ts";
+export { resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";

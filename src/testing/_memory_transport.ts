@@ -7,16 +7,9 @@
  * @module
  */
 
+import type { Chunking } from "./scripted_cli_options.ts";
 import { describeExit, DuplexError, type TransportExit } from "../errors.ts";
 import type { Transport, TransportInfo } from "../transport/transport.ts";
-
-/**
- * How emitted output is cut into chunks on `readable`: one `Uint8Array` per
- * emission (`"line"`), pseudo-random sizes from 1 to 23 bytes (`"bytes"`,
- * deterministic), or fixed sizes (`{ maxChunk }`). Cuts may split a
- * multi-byte character or a line, and a chunk may hold several lines.
- */
-export type Chunking = "line" | "bytes" | { maxChunk: number };
 
 /** What the owner of a {@linkcode MemoryTransport} decides. */
 export interface MemoryTransportHooks {

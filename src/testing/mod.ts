@@ -60,7 +60,7 @@ export {
   type ScriptedExit,
   type ScriptRule,
 } from "./scripted_cli.ts";
-export type { Chunking } from "./_memory_transport.ts";
+export type { Chunking } from "./scripted_cli_options.ts";
 export {
   type AssistantFrameOptions,
   assistantTextFrame,

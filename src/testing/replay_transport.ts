@@ -8,7 +8,7 @@
 
 import { DuplexError } from "../errors.ts";
 import type { Transport, TransportFactory, TransportOpenContext } from "../transport/transport.ts";
-import type { Chunking } from "./_memory_transport.ts";
+import type { Chunking } from "./scripted_cli_options.ts";
 import { ReplayPlayer } from "./_replay_player.ts";
 import type { TranscriptEntry } from "./transcript.ts";
 

@@ -9,7 +9,7 @@
 import { DuplexError } from "../errors.ts";
 import type { Transport, TransportFactory, TransportOpenContext } from "../transport/transport.ts";
 import { toMatcher } from "./_frame_matcher.ts";
-import type { Chunking } from "./_memory_transport.ts";
+import type { Chunking } from "./scripted_cli_options.ts";
 import { type ProcessHost, ScriptedProcess } from "./_scripted_process.ts";
 import { WriteLog } from "./_write_log.ts";
 import type {

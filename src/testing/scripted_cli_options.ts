@@ -6,8 +6,15 @@
  * @module
  */
 
-import type { Chunking } from "./_memory_transport.ts";
 import type { ScriptedCli } from "./scripted_cli.ts";
+
+/**
+ * How emitted output is cut into chunks on `readable`: one `Uint8Array` per
+ * emission (`"line"`), pseudo-random sizes from 1 to 23 bytes (`"bytes"`,
+ * deterministic), or fixed sizes (`{ maxChunk }`). Cuts may split a
+ * multi-byte character or a line, and a chunk may hold several lines.
+ */
+export type Chunking = "line" | "bytes" | { maxChunk: number };
 
 /** Decides whether a rule applies to a line the session wrote. */
 export type FrameMatcher = (frame: Record<string, unknown>) => boolean;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { resolveBinary, subprocess } from "../../../adapters/subprocess/mod.ts";
-import { explainSpawnError } from "../../../adapters/subprocess/_find_binary.ts";
+import { explainSpawnError } from "../../../adapters/subprocess/find_binary.ts";
 import { isDuplexError } from "../../../src/errors.ts";
 import { makeTestDir, TEST_TMP } from "./_helpers.ts";
 

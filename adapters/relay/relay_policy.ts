@@ -1,0 +1,29 @@
+/**
+ * {@linkcode RelayPolicy}: what the clients of a relay may choose when they
+ * spawn a session.
+ *
+ * @module
+ */
+
+/** What clients of a relay may choose when they spawn a session. */
+export interface RelayPolicy {
+  /**
+   * The models a client may ask for. Default: any name of 1 to 64 letters,
+   * digits, `.`, `_` or `-`.
+   */
+  readonly models?: readonly string[];
+  /**
+   * The permission modes a client may ask for. Default:
+   * `["default", "acceptEdits", "plan"]`; `bypassPermissions` only when listed.
+   */
+  readonly permissionModes?: readonly string[];
+  /** The most agentic turns per prompt; also applied when the client asks for none. */
+  readonly maxTurns?: number;
+  /** Whether a client may resume an earlier CLI conversation (`spawn.resume`). Default: true. */
+  readonly allowResume?: boolean;
+  /** Whether a client may ask for partial-message stream events. Default: true. */
+  readonly allowPartialMessages?: boolean;
+}
+
+/** Default of {@linkcode RelayPolicy.permissionModes}. */
+export const DEFAULT_PERMISSION_MODES: readonly string[] = ["default", "acceptEdits", "plan"];
