@@ -56,11 +56,18 @@ interface TrackedTurn extends TurnHandle {
   readonly streamEvents: boolean;
   readonly resolve: (turn: Turn) => void;
   readonly reject: (error: unknown) => void;
-  /** Aborted once the turn settled: ends its deadline and its grace wait. */
-  readonly done: AbortController;
+  /**
+   * Aborted once the turn settled: ends its deadline and its grace wait.
+   * Made only when a turn has either (most turns need neither, and an
+   * AbortController per turn is a measurable part of a turn's cost).
+   */
+  done: AbortController | undefined;
   phase: "running" | "aborting" | "settled";
   abortReason: unknown;
 }
+
+/* The reason a settled turn's signal aborts with (no DOMException made per turn). */
+const SETTLED = Symbol("settled");
 
 export class TurnTracker {
   readonly #host: TrackerHost;
@@ -112,7 +119,7 @@ export class TurnTracker {
       streamEvents: spec.collect === "all",
       resolve,
       reject,
-      done: new AbortController(),
+      done: undefined,
       phase: "running",
       abortReason: undefined,
     };
@@ -180,7 +187,7 @@ export class TurnTracker {
     });
     const onAbort = (): void => this.#abort(turn, limit.signal.reason);
     limit.signal.addEventListener("abort", onAbort, { once: true });
-    turn.done.signal.addEventListener("abort", () => {
+    this.#doneSignal(turn).addEventListener("abort", () => {
       limit.signal.removeEventListener("abort", onAbort);
       limit[Symbol.dispose]();
     }, { once: true });
@@ -203,7 +210,7 @@ export class TurnTracker {
     this.#diagnose("turn_interrupted", `Interrupting the turn (${why})`);
     let acknowledged = false;
     this.#host.interrupt(graceMs).then(() => acknowledged = true, () => {});
-    sleep(graceMs, { signal: turn.done.signal }).then(() => {
+    sleep(graceMs, { signal: this.#doneSignal(turn) }).then(() => {
       this.#settle(turn, { error: reason });
       if (acknowledged || !this.#host.alive()) {
         this.#diagnose(
@@ -233,11 +240,16 @@ export class TurnTracker {
     turn.phase = "settled";
     this.#turns.delete(turn.uuid);
     if (this.#active === turn) this.#active = undefined;
-    turn.done.abort();
+    turn.done?.abort(SETTLED);
     // An aborted turn rejects with the abort's reason, even if its result came in the grace.
     if (aborted) turn.reject(turn.abortReason);
     else if ("turn" in outcome) turn.resolve(outcome.turn);
     else turn.reject(outcome.error);
+  }
+
+  #doneSignal(turn: TrackedTurn): AbortSignal {
+    turn.done ??= new AbortController();
+    return turn.done.signal;
   }
 
   #diagnose(kind: DiagnosticEvent["kind"], message: string): void {
