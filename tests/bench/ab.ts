@@ -16,7 +16,8 @@
  * Flags: `--base=<commit>` (required), `--head=<commit>` (default: the
  * working tree), `--only=<workloads>` (passed on),
  * `--rows=<ids>` (rows to show; default every row both sides printed),
- * `--runs=<n>` (runs per side, default 2), `--smoke` (passed on).
+ * `--runs=<n>` (runs per side, default 2), `--smoke`, `--no-cli`, `--no-sdk`,
+ * `--rounds=<n>` (passed on).
  * The SDK and CLI installs in `.cache/` are shared with the base tree.
  *
  * @module
@@ -31,6 +32,8 @@ interface Options {
   rows: Set<string> | undefined;
   runs: number;
   smoke: boolean;
+  /** Flags passed on to run.ts as they are (`--no-cli`, `--no-sdk`, `--rounds=<n>`). */
+  passOn: string[];
 }
 
 function parseOptions(args: readonly string[]): Options {
@@ -50,7 +53,9 @@ function parseOptions(args: readonly string[]): Options {
     else if (flag === "--rows" && value) options.rows = new Set(value.split(","));
     else if (flag === "--runs" && value) options.runs = Math.max(1, Number(value));
     else if (flag === "--smoke") options.smoke = true;
-    else throw new Error(`Cannot compare: unknown flag ${arg}; see tests/bench/ab.ts`);
+    else if (flag === "--no-cli" || flag === "--no-sdk" || flag === "--rounds") {
+      options.passOn.push(arg);
+    } else throw new Error(`Cannot compare: unknown flag ${arg}; see tests/bench/ab.ts`);
   }
   if (!options.base) throw new Error("Cannot compare: pass --base=<commit>");
   return options;
@@ -94,6 +99,7 @@ async function runBench(cwd: string, options: Options, label: string): Promise<M
   const args = ["run", "-P=bench", "tests/bench/run.ts"];
   if (options.only) args.push(`--only=${options.only}`);
   if (options.smoke) args.push("--smoke");
+  args.push(...options.passOn);
   console.error(`[ab] ${label}: deno ${args.join(" ")} (in ${cwd})`);
   const output = await new Deno.Command(Deno.execPath(), {
     args,
