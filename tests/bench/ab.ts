@@ -44,6 +44,7 @@ function parseOptions(args: readonly string[]): Options {
     rows: undefined,
     runs: 2,
     smoke: false,
+    passOn: [],
   };
   for (const arg of args) {
     const [flag, value] = arg.split("=", 2) as [string, string | undefined];
