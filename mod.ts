@@ -31,6 +31,7 @@ export { DuplexSession } from "./src/session/duplex_session.ts";
 export type {
   ControlRequestOptions,
   DuplexSessionOptions,
+  InterruptOptions,
   InterruptReceipt,
   SendOptions,
   SubscribeOptions,
@@ -48,6 +49,8 @@ export type {
   SessionEvent,
   SessionState,
   StderrEvent,
+  TurnQueuedEvent,
+  TurnStartedEvent,
 } from "./src/session/events.ts";
 export {
   DuplexError,

@@ -217,9 +217,10 @@ export interface ControlRequestMap {
   /** Suggests files matching `query`. */
   file_suggestions: { request: { query: string }; response: Record<string, unknown> };
   /** Cancels a queued message by its `uuid` (not documented further). */
+  /** Withdraws a queued user line before it runs (observed reply: `{cancelled, message_uuid}`). */
   cancel_async_message: {
     request: { message_uuid: string };
-    response: Record<string, unknown>;
+    response: { cancelled?: boolean; message_uuid?: string };
   };
 }
 

@@ -11,6 +11,7 @@ import {
   DEFAULT_CONTROL_TIMEOUT_MS,
   DEFAULT_INTERRUPT_GRACE_MS,
   type DuplexSessionOptions,
+  type SendOptions,
 } from "./session_options.ts";
 
 /** The fields of `initialize` the options ask for, or `undefined` when none is needed. */
@@ -65,6 +66,7 @@ export interface SessionSettings {
   readonly maxLineBytes: number | undefined;
   readonly onUnresponsive: "close" | "keep";
   readonly collectTurnEvents: boolean | "all";
+  readonly queue: boolean;
 }
 
 /** Validates start options before any transport opens, and resolves their defaults. */
@@ -76,6 +78,9 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
     if (options[key] !== undefined && typeof options[key] !== "function") {
       throw new TypeError(`Cannot start a session: ${key} must be a function`);
     }
+  }
+  if (options.queue !== undefined && typeof options.queue !== "boolean") {
+    throw new TypeError("Cannot start a session: queue must be a boolean");
   }
   const onUnresponsive = options.onUnresponsive ?? "close";
   if (onUnresponsive !== "close" && onUnresponsive !== "keep") {
@@ -125,6 +130,7 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
     maxLineBytes,
     onUnresponsive,
     collectTurnEvents: options.collectTurnEvents ?? true,
+    queue: options.queue === true,
   };
 }
 
@@ -133,3 +139,19 @@ type DurationKey =
   | "interruptGraceMs"
   | "closeTimeoutMs"
   | "permissionTimeoutMs";
+
+/** Checks the options of one `send` that are not durations. */
+export function checkSendOptions(options: SendOptions): void {
+  const { priority, shouldQuery, queue } = options;
+  if (priority !== undefined && priority !== "now" && priority !== "next" && priority !== "later") {
+    throw new TypeError(
+      `Cannot send a turn: priority must be "now", "next" or "later", got ${String(priority)}`,
+    );
+  }
+  if (shouldQuery !== undefined && typeof shouldQuery !== "boolean") {
+    throw new TypeError("Cannot send a turn: shouldQuery must be a boolean");
+  }
+  if (queue !== undefined && typeof queue !== "boolean") {
+    throw new TypeError("Cannot send a turn: queue must be a boolean");
+  }
+}

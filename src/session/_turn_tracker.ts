@@ -1,35 +1,39 @@
 // This module is browser compatible.
 /*
- * The turns of a session: the one running, each settled exactly once, results
- * attributed by the user line's uuid, and the abort ladder (interrupt, grace,
- * then abandon the turn or close an unresponsive CLI). Turns are kept by uuid
- * so that queued turns can be tracked alongside the running one.
+ * The turns of a session: the running ones and the queued ones, each settled
+ * exactly once, attributed by the user line's uuid.
+ *
+ * How the CLI runs lines (observed on 2.1.332): a line written while a turn
+ * runs is queued (`command_lifecycle` `queued`); when the turn ends, the
+ * queued lines of default priority start together (`started` each) and run
+ * as ONE turn whose `result` names them all (`user_message_uuids`); a line of
+ * priority `next` runs alone before those, `later` alone after them, and
+ * `now` cancels the running turn and runs at once. A line cancelled before it
+ * started (`cancel_async_message`, `interrupt` with `cancel_queued`) gets
+ * `command_lifecycle` `cancelled`. Each `send` resolves with the turn that ran
+ * its line: lines batched into one turn share its result.
+ *
+ * The abort ladder (interrupt, grace, then abandon the turn or close an
+ * unresponsive CLI) is in `_abort_ladder.ts`.
  */
 
-import { deadline, sleep } from "../_deadline.ts";
+import { deadline } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
-import type { ResultFrame } from "../protocol/messages.ts";
-import type { DiagnosticEvent, SessionEvent } from "./events.ts";
+import type { CommandLifecycleFrame, ResultFrame } from "../protocol/messages.ts";
+import { AbortLadder, type LadderHost, type LadderOptions } from "./_abort_ladder.ts";
+import type { SessionEvent } from "./events.ts";
 import { readTurnResult, type Turn } from "./turn.ts";
 
 /** What the tracker needs from its session. */
-export interface TrackerHost {
-  /** Sends `interrupt` to the CLI; resolves once the CLI acknowledged it. */
-  interrupt(timeoutMs: number): Promise<unknown>;
-  /** Reports a step of the abort ladder. */
-  publish(event: DiagnosticEvent): void;
-  /** True while the session accepts work. */
-  alive(): boolean;
-  /** Closes the session (its CLI did not acknowledge an interrupt). */
-  close(): void;
+export interface TrackerHost extends LadderHost {
+  /** Publishes an event of the tracker's own (`turn_queued`, `turn_started`). */
+  event(event: SessionEvent): void;
+  /** Withdraws a queued line (`cancel_async_message`); true when the CLI cancelled it. */
+  cancelQueued(uuid: string): Promise<boolean>;
 }
 
 /** The tracker's settings. */
-export interface TrackerOptions {
-  /** A checked duration: how long an aborted turn waits for its result. */
-  readonly graceMs: number;
-  readonly onUnresponsive: "close" | "keep";
-}
+export type TrackerOptions = LadderOptions;
 
 /** A new turn. */
 export interface TurnSpec {
@@ -37,10 +41,12 @@ export interface TurnSpec {
   readonly uuid: string;
   /** Which events to keep in `turn.events`. */
   readonly collect: boolean | "all";
-  /** The caller's signal: aborting it aborts the turn. */
+  /** The caller's signal: aborting it aborts the turn (or withdraws it while queued). */
   readonly signal?: AbortSignal | undefined;
   /** A checked duration after which the turn is aborted with a `timeout` error. */
   readonly timeoutMs?: number | undefined;
+  /** Queue the line when a turn runs (instead of `turn_in_flight`); report queue events. */
+  readonly queue?: boolean;
 }
 
 /** A turn being tracked, as its session sees it. */
@@ -54,6 +60,8 @@ interface TrackedTurn extends TurnHandle {
   readonly events: SessionEvent[] | undefined;
   /** Keep `stream_event` frames in `events` too. */
   readonly streamEvents: boolean;
+  /** Sent with the queue: report `turn_started`. */
+  readonly queued: boolean;
   readonly resolve: (turn: Turn) => void;
   readonly reject: (error: unknown) => void;
   /**
@@ -62,7 +70,7 @@ interface TrackedTurn extends TurnHandle {
    * AbortController per turn is a measurable part of a turn's cost).
    */
   done: AbortController | undefined;
-  phase: "running" | "aborting" | "settled";
+  phase: "waiting" | "running" | "aborting" | "settled";
   abortReason: unknown;
 }
 
@@ -71,107 +79,183 @@ const SETTLED = Symbol("settled");
 
 export class TurnTracker {
   readonly #host: TrackerHost;
-  readonly #options: TrackerOptions;
+  readonly #ladder: AbortLadder;
+  /** Every unsettled turn, in the order its line was written. */
   readonly #turns = new Map<string, TrackedTurn>();
-  #active: TrackedTurn | undefined;
   #totalCostUsd = 0;
 
   constructor(host: TrackerHost, options: TrackerOptions) {
     this.#host = host;
-    this.#options = options;
+    this.#ladder = new AbortLadder(host, options);
   }
 
-  /** True while a turn runs. */
+  /** True while a turn runs or waits. */
   get busy(): boolean {
-    return this.#active !== undefined;
+    return this.#turns.size > 0;
+  }
+
+  /** The uuids of the turns whose lines wait in the CLI's queue, oldest first. */
+  get queued(): string[] {
+    return [...this.#turns.values()].filter((turn) => turn.phase === "waiting").map((t) => t.uuid);
   }
 
   /** The events the running turn has collected so far. */
   get activeEvents(): readonly SessionEvent[] {
-    return this.#active?.events ?? [];
+    return this.#running()?.events ?? [];
   }
 
   /**
-   * Checks that a new turn can start.
+   * Checks that a new turn can start now.
    *
-   * @throws {DuplexError} `turn_in_flight` while another turn runs.
+   * @throws {DuplexError} `turn_in_flight` while another turn runs or waits.
    */
   assertIdle(): void {
-    if (!this.#active) return;
+    if (this.#turns.size === 0) return;
     throw new DuplexError(
       "turn_in_flight",
-      "Cannot send a turn: another turn is running; await its send() or call interrupt()",
+      "Cannot send a turn: another turn is running; await its send(), call interrupt(), " +
+        "or send with { queue: true }",
     );
   }
 
   /**
-   * Starts tracking a turn (the caller writes its user line next).
+   * Starts tracking a turn (the caller writes its user line next). With
+   * `queue`, a turn that cannot run now waits for the ones before it.
    *
-   * @throws {DuplexError} `turn_in_flight` while another turn runs.
+   * @throws {DuplexError} `turn_in_flight` while another turn runs, without `queue`.
+   * @throws {TypeError} For a uuid already in use by an unsettled turn.
    */
   begin(spec: TurnSpec): TurnHandle {
-    this.assertIdle();
+    if (!spec.queue) this.assertIdle();
+    if (this.#turns.has(spec.uuid)) {
+      throw new TypeError(`Cannot send a turn: uuid ${spec.uuid} belongs to a pending turn`);
+    }
+    const ahead = this.#turns.size;
     const { promise, resolve, reject } = Promise.withResolvers<Turn>();
     const turn: TrackedTurn = {
       uuid: spec.uuid,
       promise,
       events: spec.collect ? [] : undefined,
       streamEvents: spec.collect === "all",
+      queued: spec.queue === true,
       resolve,
       reject,
       done: undefined,
-      phase: "running",
+      phase: ahead === 0 ? "running" : "waiting",
       abortReason: undefined,
     };
     this.#turns.set(turn.uuid, turn);
-    this.#active = turn;
+    if (turn.queued) {
+      if (ahead > 0) this.#host.event({ type: "turn_queued", uuid: turn.uuid, position: ahead });
+      else this.#host.event({ type: "turn_started", uuid: turn.uuid });
+    }
     this.#watch(turn, spec);
     return turn;
   }
 
-  /** Keeps an event the session delivered in the running turn's events. */
+  /** Keeps an event the session delivered in the running turns' events. */
   record(event: SessionEvent): void {
-    const turn = this.#active;
-    if (turn?.events && (event.type !== "stream_event" || turn.streamEvents)) {
-      turn.events.push(event);
+    for (const turn of this.#turns.values()) {
+      if (turn.phase === "waiting") continue;
+      if (turn.events && (event.type !== "stream_event" || turn.streamEvents)) {
+        turn.events.push(event);
+      }
+    }
+  }
+
+  /** Follows the CLI's queue: lines that started, and lines it cancelled before they ran. */
+  onLifecycle(frame: CommandLifecycleFrame): void {
+    const turn = this.#turns.get(frame.command_uuid);
+    if (!turn) return;
+    if (frame.state === "started") {
+      this.#start(turn);
+    } else if (frame.state === "cancelled" && turn.phase === "waiting") {
+      this.#settle(turn, {
+        error: new DuplexError(
+          "aborted",
+          `Cannot finish the turn: the CLI cancelled the queued prompt ${turn.uuid} before it ran`,
+        ),
+      });
     }
   }
 
   /**
-   * Reads a `result`: it settles the running turn unless it names other
-   * user lines (the result of an earlier line). Keeps the cumulative cost.
+   * Reads a `result`: it settles the turns of the lines it names (or, when it
+   * names none, the oldest running turn), with one result for all of them.
+   * Keeps the cumulative cost.
    */
   onResult(frame: ResultFrame): void {
     const previous = this.#totalCostUsd;
     if (typeof frame.total_cost_usd === "number") this.#totalCostUsd = frame.total_cost_usd;
-    const turn = this.#active;
-    if (!turn) return;
     const uuids = Array.isArray(frame.user_message_uuids)
       ? frame.user_message_uuids
       : typeof frame.user_message_uuid === "string"
       ? [frame.user_message_uuid]
       : undefined;
-    if (uuids && !uuids.includes(turn.uuid)) return;
+    const turns = uuids === undefined
+      ? [this.#running()].filter((turn) => turn !== undefined)
+      : uuids.flatMap((uuid) => this.#turns.get(uuid) ?? []);
+    if (turns.length === 0) return; // a turn-less result, or an earlier line's
     const result = readTurnResult(frame, previous);
-    this.#settle(turn, { turn: { result, events: turn.events ?? [], uuid: turn.uuid } });
+    for (const turn of turns) {
+      this.#settle(turn, { turn: { result, events: turn.events ?? [], uuid: turn.uuid } });
+    }
+    this.#promote();
   }
 
-  /** Fails a turn (its line could not be written, its session failed to initialize). */
+  /** Fails a turn (its line could not be written). */
   fail(handle: TurnHandle, error: unknown): void {
     const turn = this.#turns.get(handle.uuid);
     if (turn === handle) this.#settle(turn, { error });
+    this.#promote();
   }
 
-  /** Fails the running turn, if any. True when there was one. */
+  /** Fails the running turn, if any (its session failed to initialize). True when there was one. */
   failActive(error: unknown): boolean {
-    if (!this.#active) return false;
-    this.#settle(this.#active, { error });
+    const turn = this.#running();
+    if (!turn) return false;
+    this.#settle(turn, { error });
+    this.#promote();
     return true;
+  }
+
+  /** Rejects the turns whose queued lines the CLI cancelled (an interrupt's receipt). */
+  cancelled(uuids: readonly string[]): void {
+    for (const uuid of uuids) {
+      const turn = this.#turns.get(uuid);
+      if (turn?.phase === "waiting") {
+        this.onLifecycle({ type: "command_lifecycle", command_uuid: uuid, state: "cancelled" });
+      }
+    }
   }
 
   /** The session ended: every turn fails with `error`. */
   failAll(error: unknown): void {
     for (const turn of [...this.#turns.values()]) this.#settle(turn, { error });
+  }
+
+  #running(): TrackedTurn | undefined {
+    for (const turn of this.#turns.values()) if (turn.phase !== "waiting") return turn;
+    return undefined;
+  }
+
+  #start(turn: TrackedTurn): void {
+    if (turn.phase !== "waiting") return;
+    turn.phase = "running";
+    if (turn.abortReason !== undefined) {
+      // Aborted while it waited, and the CLI started it anyway: interrupt it now.
+      const reason = turn.abortReason;
+      turn.abortReason = undefined;
+      this.#abort(turn, reason);
+    }
+    if (turn.queued) this.#host.event({ type: "turn_started", uuid: turn.uuid });
+  }
+
+  /* A CLI that sends no lifecycle frames: the oldest waiting turn runs once nothing runs. */
+  #promote(): void {
+    if (this.#running()) return;
+    const next = this.#turns.values().next();
+    if (!next.done) this.#start(next.value);
   }
 
   #watch(turn: TrackedTurn, spec: TurnSpec): void {
@@ -193,53 +277,27 @@ export class TurnTracker {
     }, { once: true });
   }
 
-  /*
-   * Ends a turn the caller gave up on: interrupt it, then wait for its result.
-   * If the CLI acknowledges the interrupt but sends no result within the
-   * grace, the turn is given up (the session stays usable). If it does not
-   * even acknowledge the interrupt, it is unresponsive: with
-   * `onUnresponsive: "close"` (the default) the session is closed. Each step
-   * is reported as a `diagnostic` event.
-   */
+  /* A waiting turn is withdrawn from the CLI's queue; a running one goes down the ladder. */
   #abort(turn: TrackedTurn, reason: unknown): void {
+    if (turn.phase === "waiting") {
+      if (turn.abortReason !== undefined) return;
+      turn.abortReason = reason;
+      this.#host.cancelQueued(turn.uuid).then((cancelled) => {
+        if (cancelled) this.#settle(turn, { error: reason });
+      }, () => {/* the session's end settles it */});
+      return;
+    }
     if (turn.phase !== "running") return;
     turn.phase = "aborting";
     turn.abortReason = reason;
-    const { graceMs } = this.#options;
-    const why = reason instanceof Error ? reason.message : String(reason);
-    this.#diagnose("turn_interrupted", `Interrupting the turn (${why})`);
-    let acknowledged = false;
-    this.#host.interrupt(graceMs).then(() => acknowledged = true, () => {});
-    sleep(graceMs, { signal: this.#doneSignal(turn) }).then(() => {
-      this.#settle(turn, { error: reason });
-      if (acknowledged || !this.#host.alive()) {
-        this.#diagnose(
-          "turn_abandoned",
-          `The CLI acknowledged the interrupt but sent no result within ${graceMs} ms; ` +
-            `the turn was given up`,
-        );
-      } else if (this.#options.onUnresponsive === "close") {
-        this.#diagnose(
-          "cli_unresponsive",
-          `The CLI did not acknowledge an interrupt within ${graceMs} ms; closing the session`,
-        );
-        this.#host.close();
-      } else {
-        this.#diagnose(
-          "cli_unresponsive",
-          `The CLI did not acknowledge an interrupt within ${graceMs} ms; the session is kept ` +
-            `(onUnresponsive: "keep")`,
-        );
-      }
-    }, () => {/* settled before the grace ended */});
+    this.#ladder.climb(reason, this.#doneSignal(turn), () => this.#settle(turn, { error: reason }));
   }
 
   #settle(turn: TrackedTurn, outcome: { turn: Turn } | { error: unknown }): void {
     if (turn.phase === "settled") return;
-    const aborted = turn.phase === "aborting";
+    const aborted = turn.abortReason !== undefined;
     turn.phase = "settled";
     this.#turns.delete(turn.uuid);
-    if (this.#active === turn) this.#active = undefined;
     turn.done?.abort(SETTLED);
     // An aborted turn rejects with the abort's reason, even if its result came in the grace.
     if (aborted) turn.reject(turn.abortReason);
@@ -250,9 +308,5 @@ export class TurnTracker {
   #doneSignal(turn: TrackedTurn): AbortSignal {
     turn.done ??= new AbortController();
     return turn.done.signal;
-  }
-
-  #diagnose(kind: DiagnosticEvent["kind"], message: string): void {
-    this.#host.publish({ type: "diagnostic", kind, message });
   }
 }

@@ -35,6 +35,7 @@ import { endingOf, exitStatusOf, type Lifecycle, READY, stateOf } from "./_lifec
 import { ReadPump } from "./_read_pump.ts";
 import {
   checkOptions,
+  checkSendOptions,
   initializeFields,
   type SessionSettings,
   toContentBlocks,
@@ -45,6 +46,7 @@ import { readSessionInfo, type SessionInfo } from "./session_info.ts";
 import type {
   ControlRequestOptions,
   DuplexSessionOptions,
+  InterruptOptions,
   InterruptReceipt,
   SendOptions,
   SubscribeOptions,
@@ -144,7 +146,11 @@ export class DuplexSession implements AsyncDisposable {
     this.#router = new ControlRouter(options, { write, publish });
     this.#turns = new TurnTracker({
       interrupt: (timeoutMs) => this.#control.request("interrupt", {}, { timeoutMs }),
+      cancelQueued: async (uuid) =>
+        (await this.#control.request("cancel_async_message", { message_uuid: uuid }))
+          .cancelled === true,
       publish,
+      event: publish,
       alive: () => this.alive,
       close: () => void this.close(),
     }, { graceMs: settings.interruptGraceMs, onUnresponsive: settings.onUnresponsive });
@@ -246,7 +252,9 @@ export class DuplexSession implements AsyncDisposable {
     const { signal } = options;
     signal?.throwIfAborted();
     this.#assertUsable("send a turn");
-    this.#turns.assertIdle();
+    checkSendOptions(options);
+    const queue = options.queue ?? this.#settings.queue;
+    if (!queue) this.#turns.assertIdle();
     const timeoutMs = options.timeoutMs === undefined
       ? undefined
       : checkMs(options.timeoutMs, "Cannot send a turn: timeoutMs");
@@ -261,27 +269,38 @@ export class DuplexSession implements AsyncDisposable {
       collect: options.collectEvents ?? this.#settings.collectTurnEvents,
       signal,
       timeoutMs,
+      queue,
     });
-    this.#write({ type: "user", session_id: "", parent_tool_use_id: null, message, uuid })
-      .catch((error) => this.#turns.fail(turn, error));
+    const line: Record<string, unknown> = {
+      type: "user",
+      session_id: "",
+      parent_tool_use_id: null,
+      message,
+      uuid,
+    };
+    if (options.priority !== undefined) line.priority = options.priority;
+    if (options.shouldQuery === false) line.shouldQuery = false;
+    this.#write(line).catch((error) => this.#turns.fail(turn, error));
     return await turn.promise;
   }
 
   /**
    * Interrupts the running turn (harmless when none runs: the CLI acknowledges
-   * and the turn-less result it may send is only broadcast).
+   * and the turn-less result it may send is only broadcast). Queued lines run
+   * next, unless `cancelQueued` cancels them too.
    *
-   * @param options A signal and a timeout for the CLI's acknowledgement.
+   * @param options `cancelQueued`, and a signal and a timeout for the CLI's acknowledgement.
    * @returns The CLI's receipt.
    * @throws {DuplexError} `control_failed`, `timeout`, `closed` or `process_exited`.
    */
-  async interrupt(options: ControlRequestOptions = {}): Promise<InterruptReceipt> {
+  async interrupt(options: InterruptOptions = {}): Promise<InterruptReceipt> {
+    const { cancelQueued, ...rest } = options;
     const turnWasRunning = this.#turns.busy;
-    const raw = await this.request("interrupt", {}, options);
-    const stillQueued = Array.isArray(raw.still_queued)
-      ? raw.still_queued.filter((item): item is string => typeof item === "string")
-      : [];
-    return { stillQueued, turnWasRunning, raw };
+    const raw = await this.request("interrupt", cancelQueued ? { cancel_queued: true } : {}, rest);
+    const stillQueued = strings(raw.still_queued);
+    const cancelled = strings(raw.cancelled);
+    this.#turns.cancelled(cancelled);
+    return { stillQueued, cancelled, turnWasRunning, raw };
   }
 
   /**
@@ -540,6 +559,10 @@ export class DuplexSession implements AsyncDisposable {
         this.#publish(frame);
         this.#turns.onResult(frame);
         return;
+      case "command_lifecycle":
+        this.#publish(frame);
+        this.#turns.onLifecycle(frame);
+        return;
       case "unknown":
         if (frame.frameType === "control_request" && typeof frame.frame.request_id === "string") {
           this.#router.refuse(frame.frame.request_id); // unreadable, yet answered
@@ -614,6 +637,12 @@ export class DuplexSession implements AsyncDisposable {
 
 function laggedEvent(count: number): SessionEvent {
   return { type: "lagged", count };
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value)
+    ? value.filter((item): item is string => typeof item === "string")
+    : [];
 }
 
 function stringOr(value: unknown): string | undefined {

@@ -32,6 +32,27 @@ export interface PermissionResolvedEvent {
   source: "handler" | "respond" | "timeout" | "cli" | "session";
 }
 
+/**
+ * A turn sent with the queue waits behind `position` others (the CLI queued
+ * its line). Only turns sent with `queue` report it.
+ */
+export interface TurnQueuedEvent {
+  /** Always `"turn_queued"`. */
+  type: "turn_queued";
+  /** The user line's uuid (`turn.uuid`). */
+  uuid: string;
+  /** How many turns run or wait before it (1: it runs next). */
+  position: number;
+}
+
+/** A turn sent with the queue started running. Only turns sent with `queue` report it. */
+export interface TurnStartedEvent {
+  /** Always `"turn_started"`. */
+  type: "turn_started";
+  /** The user line's uuid (`turn.uuid`). */
+  uuid: string;
+}
+
 /** One line the CLI wrote on stderr. */
 export interface StderrEvent {
   /** Always `"stderr"`. */
@@ -88,6 +109,8 @@ export type SessionEvent =
   | UnknownFrame
   | PermissionRequestEvent
   | PermissionResolvedEvent
+  | TurnQueuedEvent
+  | TurnStartedEvent
   | StderrEvent
   | LaggedEvent
   | ExitEvent

@@ -84,6 +84,13 @@ export interface DuplexSessionOptions {
    * @default {true}
    */
   collectTurnEvents?: boolean | "all";
+  /**
+   * Queue every `send` made while a turn runs (the default of
+   * {@linkcode SendOptions.queue}).
+   *
+   * @default {false}
+   */
+  queue?: boolean;
   /** Aborts the start; aborting it after the start closes the session (an owner signal). */
   signal?: AbortSignal;
   /** Replaces the system prompt (sent in `initialize`). */
@@ -136,6 +143,33 @@ export interface SendOptions {
   uuid?: string;
   /** Keep this turn's events in `turn.events` (overrides the session option `collectTurnEvents`). */
   collectEvents?: boolean | "all";
+  /**
+   * While another turn runs, write the line at once and let the CLI queue it
+   * (instead of rejecting with `turn_in_flight`); `send` resolves with the
+   * turn that ran it. Lines queued together with the default priority run as
+   * ONE turn (the CLI batches them; each `send` gets that turn's result). The
+   * turn reports `turn_queued` and `turn_started` events. Aborting `signal`
+   * before the line ran withdraws it (`cancel_async_message`); after, it
+   * interrupts the turn as usual.
+   *
+   * @default {the session option `queue`, else false}
+   */
+  queue?: boolean;
+  /**
+   * Where the CLI puts a queued line (observed on 2.1.332): `"now"` cancels
+   * the running turn and runs this line at once; `"next"` runs it alone
+   * before the other queued lines; `"later"` runs it alone after them.
+   * Without a priority, queued lines are batched into one turn.
+   */
+  priority?: "now" | "next" | "later";
+  /**
+   * `false` appends the content to the conversation without asking the
+   * model: the CLI answers with an empty `result` (no API request), and the
+   * next turn sees the content.
+   *
+   * @default {true}
+   */
+  shouldQuery?: boolean;
 }
 
 /** Options of one control request (`request()` and the methods built on it). */
@@ -163,10 +197,23 @@ export interface SubscribeOptions extends SubscriptionOptions {
   replayTurn?: boolean;
 }
 
+/** Options of `DuplexSession.interrupt`. */
+export interface InterruptOptions extends ControlRequestOptions {
+  /**
+   * Also cancel the queued lines (their `send`s reject with an `aborted`
+   * DuplexError); without it they run next, batched into one turn.
+   *
+   * @default {false}
+   */
+  cancelQueued?: boolean;
+}
+
 /** The CLI's acknowledgement of an interrupt. */
 export interface InterruptReceipt {
-  /** Queued user lines the CLI kept. */
+  /** Queued user lines the CLI kept (their uuids): they run next. */
   readonly stillQueued: readonly string[];
+  /** Queued user lines the CLI cancelled (with `cancelQueued`). */
+  readonly cancelled: readonly string[];
   /** Whether a turn of ours was running when the interrupt was sent. */
   readonly turnWasRunning: boolean;
   /** The CLI's reply payload. */
