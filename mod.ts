@@ -38,6 +38,13 @@ export type {
   WaitOptions,
 } from "./src/session/session_options.ts";
 export type { Turn, TurnResult } from "./src/session/turn.ts";
+export type {
+  McpExternalServerConfig,
+  McpRemoteServerConfig,
+  McpServers,
+  McpSetServersResult,
+  McpStdioServerConfig,
+} from "./src/session/mcp_servers.ts";
 export type { SessionInfo } from "./src/session/session_info.ts";
 export type {
   DiagnosticEvent,

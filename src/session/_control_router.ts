@@ -8,6 +8,7 @@
  */
 
 import { type HookCallback, registerHooks } from "../hooks/hooks.ts";
+import type { SdkMcpServer } from "../mcp/mcp_server.ts";
 import { answerMcpMessage } from "../mcp/sdk_mcp_wiring.ts";
 import type { ControlRequestBody } from "../protocol/control.ts";
 import { isRecord, readCanUseToolRequest } from "../protocol/guards.ts";
@@ -28,6 +29,8 @@ export class ControlRouter {
   readonly permissions: PermissionBroker;
   /** The `hooks` field of `initialize`. */
   readonly hooks: Record<string, unknown>;
+  /** The in-process MCP servers that answer `mcp_message` (replaced by `setMcpServers`). */
+  mcpServers: readonly SdkMcpServer[] = [];
   readonly #registry: InboundRegistry;
   readonly #routes: ReadonlyMap<string, Route>;
   readonly #hookCallbacks: ReadonlyMap<string, HookCallback>;
@@ -105,7 +108,7 @@ export class ControlRouter {
   }
 
   #mcp(requestId: string, request: ControlRequestBody): void {
-    const servers = this.#options.mcpServers ?? [];
+    const servers = this.mcpServers;
     const message = {
       // deno-lint-ignore camelcase
       server_name: typeof request.server_name === "string" ? request.server_name : "",

@@ -3,6 +3,8 @@
 
 import { checkMs } from "../_deadline.ts";
 import { registerHooks } from "../hooks/hooks.ts";
+import type { SdkMcpServer } from "../mcp/mcp_server.ts";
+import { type SplitServers, splitServers } from "./_mcp_servers.ts";
 import { initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
 import type { UserContent } from "../protocol/content.ts";
 import { isRecord } from "../protocol/guards.ts";
@@ -18,6 +20,7 @@ import {
 export function initializeFields(
   options: DuplexSessionOptions,
   hooks: Record<string, unknown>,
+  inProcess: readonly SdkMcpServer[],
 ): Record<string, unknown> | undefined {
   const fields: Record<string, unknown> = {};
   if (Object.keys(hooks).length > 0) fields.hooks = hooks;
@@ -31,7 +34,7 @@ export function initializeFields(
   }
   if (options.agents !== undefined) fields.agents = options.agents;
   if (options.jsonSchema !== undefined) fields.jsonSchema = options.jsonSchema;
-  if (options.mcpServers?.length) Object.assign(fields, initializeFieldsFor(options.mcpServers));
+  if (inProcess.length > 0) Object.assign(fields, initializeFieldsFor(inProcess));
   if (isRecord(options.initialize)) Object.assign(fields, options.initialize);
   return Object.keys(fields).length > 0 || options.initialize === true ? fields : undefined;
 }
@@ -67,6 +70,7 @@ export interface SessionSettings {
   readonly onUnresponsive: "close" | "keep";
   readonly collectTurnEvents: boolean | "all";
   readonly queue: boolean;
+  readonly mcp: SplitServers;
 }
 
 /** Validates start options before any transport opens, and resolves their defaults. */
@@ -87,22 +91,7 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
     throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
   }
   if (options.hooks !== undefined) registerHooks(options.hooks); // throws a TypeError naming the bad entry
-  if (options.mcpServers !== undefined) {
-    const names = new Set<string>();
-    for (const server of options.mcpServers) {
-      if (
-        !isRecord(server) || typeof server.handle !== "function" || typeof server.name !== "string"
-      ) {
-        throw new TypeError(
-          "Cannot start a session: mcpServers must hold servers made with mcpServer()",
-        );
-      }
-      if (names.has(server.name)) {
-        throw new TypeError(`Cannot start a session: two MCP servers are named ${server.name}`);
-      }
-      names.add(server.name);
-    }
-  }
+  const mcp = splitServers(options.mcpServers); // throws a TypeError naming the bad server
   const prompt = options.systemPrompt;
   if (
     prompt !== undefined && typeof prompt !== "string" &&
@@ -131,6 +120,7 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
     onUnresponsive,
     collectTurnEvents: options.collectTurnEvents ?? true,
     queue: options.queue === true,
+    mcp,
   };
 }
 
@@ -154,4 +144,22 @@ export function checkSendOptions(options: SendOptions): void {
   if (queue !== undefined && typeof queue !== "boolean") {
     throw new TypeError("Cannot send a turn: queue must be a boolean");
   }
+}
+
+/** The user line of a turn, with the queue fields the options ask for. */
+export function userLine(
+  message: Record<string, unknown>,
+  uuid: string,
+  options: SendOptions,
+): Record<string, unknown> {
+  const line: Record<string, unknown> = {
+    type: "user",
+    "session_id": "",
+    "parent_tool_use_id": null,
+    message,
+    uuid,
+  };
+  if (options.priority !== undefined) line.priority = options.priority;
+  if (options.shouldQuery === false) line.shouldQuery = false;
+  return line;
 }

@@ -32,6 +32,8 @@ import type { Transport, TransportInfo } from "../transport/transport.ts";
 import { ControlChannel } from "./_control_channel.ts";
 import { ControlRouter } from "./_control_router.ts";
 import { endingOf, exitStatusOf, type Lifecycle, READY, stateOf } from "./_lifecycle.ts";
+import { readSetServersResult, setServersField, splitServers } from "./_mcp_servers.ts";
+import type { McpServers, McpSetServersResult } from "./mcp_servers.ts";
 import { ReadPump } from "./_read_pump.ts";
 import {
   checkOptions,
@@ -39,6 +41,7 @@ import {
   initializeFields,
   type SessionSettings,
   toContentBlocks,
+  userLine,
 } from "./_session_input.ts";
 import { TurnTracker } from "./_turn_tracker.ts";
 import type { ExitStatus, SessionEvent, SessionState } from "./events.ts";
@@ -94,6 +97,8 @@ export class DuplexSession implements AsyncDisposable {
   #info: SessionInfo | undefined;
   #initialized: Promise<SessionInfo | undefined> = Promise.resolve(undefined);
   #initFailure: { error: unknown; reported: boolean } | undefined;
+  /** Resolves once what the first turn must wait for is done (external MCP servers). */
+  #gate: Promise<void> | undefined;
   readonly #onOwnerAbort = (): void => void this.close();
 
   /**
@@ -165,8 +170,15 @@ export class DuplexSession implements AsyncDisposable {
     transport.closed.then((exit) => this.#pump.peerEnded().then(() => this.#finish(exit)));
     this.#signal = options.signal;
     this.#signal?.addEventListener("abort", this.#onOwnerAbort, { once: true });
-    const init = initializeFields(options, this.#router.hooks);
+    this.#router.mcpServers = settings.mcp.inProcess;
+    const init = initializeFields(options, this.#router.hooks, settings.mcp.inProcess);
     if (init) this.#sendInitialize(init);
+    if (Object.keys(settings.mcp.external).length > 0) {
+      // External servers go over the control channel, not argv; the first turn waits for them.
+      const all = Object.fromEntries(settings.mcp.inProcess.map((server) => [server.name, server]));
+      this.#gate = this.setMcpServers({ ...all, ...settings.mcp.external }).then(() => {});
+      this.#gate.catch(() => {});
+    }
   }
 
   /** The CLI's session id, known once the first turn started (`undefined` before). */
@@ -263,6 +275,12 @@ export class DuplexSession implements AsyncDisposable {
       throw this.#initFailure.error;
     }
     const message = { role: "user", content: toContentBlocks(content) };
+    if (this.#gate) {
+      const gate = this.#gate;
+      this.#gate = undefined;
+      await gate; // its failure is this send's
+      this.#assertUsable("send a turn");
+    }
     const uuid = options.uuid ?? crypto.randomUUID();
     const turn = this.#turns.begin({
       uuid,
@@ -271,15 +289,7 @@ export class DuplexSession implements AsyncDisposable {
       timeoutMs,
       queue,
     });
-    const line: Record<string, unknown> = {
-      type: "user",
-      session_id: "",
-      parent_tool_use_id: null,
-      message,
-      uuid,
-    };
-    if (options.priority !== undefined) line.priority = options.priority;
-    if (options.shouldQuery === false) line.shouldQuery = false;
+    const line = userLine(message, uuid, options);
     this.#write(line).catch((error) => this.#turns.fail(turn, error));
     return await turn.promise;
   }
@@ -346,6 +356,40 @@ export class DuplexSession implements AsyncDisposable {
       return Promise.reject(error);
     }
     return this.#control.request(subtype, fields, options);
+  }
+
+  /**
+   * Replaces the session's MCP servers (the CLI's whole dynamic set): in-process
+   * servers made with `mcpServer()` (this session then answers their
+   * messages) and external configs, which travel over the control channel,
+   * never on argv. A server that failed to connect is listed in `errors` and
+   * reported as a `diagnostic` event of kind `mcp_server_failed`.
+   *
+   * @param servers The servers by name.
+   * @param options A signal and a timeout.
+   * @returns What the CLI added, removed, and could not connect.
+   * @throws {TypeError} For a server that is neither `mcpServer()` nor a valid config.
+   */
+  async setMcpServers(
+    servers: McpServers,
+    options: ControlRequestOptions = {},
+  ): Promise<McpSetServersResult> {
+    const split = splitServers(servers);
+    const reply = await this.request(
+      "mcp_set_servers",
+      { servers: setServersField(split) },
+      options,
+    );
+    this.#router.mcpServers = split.inProcess;
+    const result = readSetServersResult(reply);
+    for (const [name, message] of Object.entries(result.errors)) {
+      this.#publish({
+        type: "diagnostic",
+        kind: "mcp_server_failed",
+        message: `The MCP server ${name} did not connect: ${message}`,
+      });
+    }
+    return result;
   }
 
   /**

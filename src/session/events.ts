@@ -94,7 +94,8 @@ export interface DiagnosticEvent {
     | "stream_error"
     | "turn_interrupted"
     | "turn_abandoned"
-    | "cli_unresponsive";
+    | "cli_unresponsive"
+    | "mcp_server_failed";
   /** A human-readable sentence. */
   message: string;
   /** The offending line's size in bytes (line-level kinds only). */

@@ -7,6 +7,7 @@
 
 import type { HooksOptions } from "../hooks/hooks.ts";
 import type { SdkMcpServer } from "../mcp/mcp_server.ts";
+import type { McpServers } from "./mcp_servers.ts";
 import type { PermissionHandler } from "../permissions/permission.ts";
 import type { AgentDefinition } from "../protocol/control_requests.ts";
 import type { SubscriptionOptions } from "../subscriptions/subscription.ts";
@@ -102,11 +103,18 @@ export interface DuplexSessionOptions {
   /** Hooks as functions, by event (registered in `initialize`, answered on `hook_callback`). */
   hooks?: HooksOptions;
   /**
-   * In-process MCP servers (made with `mcpServer()`): registered in
-   * `initialize`, their tools run in this process when the model calls
-   * `mcp__<server>__<tool>` (after the usual permission request).
+   * MCP servers by name, the official SDK's shape: in-process servers made
+   * with `mcpServer()` (registered in `initialize`; their tools run in this
+   * process when the model calls `mcp__<server>__<tool>`, after the usual
+   * permission request) and external ones (`{ command, args, env }`, or
+   * `{ type: "http" | "sse", url, headers }`), which the CLI starts or
+   * reaches itself. External configs travel over the control channel
+   * (`mcp_set_servers`, before the first turn), never on the command line,
+   * so their secrets stay out of `ps`; a server that fails to connect is a
+   * `diagnostic` event of kind `mcp_server_failed`. The array of
+   * `mcpServer()`s that 0.1 took still works, deprecated.
    */
-  mcpServers?: readonly SdkMcpServer[];
+  mcpServers?: McpServers | readonly SdkMcpServer[];
   /** A JSON schema the final answer must follow (structured output; sent in `initialize`). */
   jsonSchema?: Record<string, unknown>;
   /**
