@@ -35,6 +35,8 @@ export type {
   InterruptReceipt,
   SendOptions,
   SubscribeOptions,
+  SystemPromptCustom,
+  SystemPromptPreset,
   WaitOptions,
 } from "./src/session/session_options.ts";
 export type { Turn, TurnResult } from "./src/session/turn.ts";

@@ -24,11 +24,7 @@ export function initializeFields(
 ): Record<string, unknown> | undefined {
   const fields: Record<string, unknown> = {};
   if (Object.keys(hooks).length > 0) fields.hooks = hooks;
-  if (options.systemPrompt !== undefined) {
-    fields.systemPrompt = typeof options.systemPrompt === "string"
-      ? [options.systemPrompt]
-      : [...options.systemPrompt];
-  }
+  Object.assign(fields, systemPromptFields(options.systemPrompt));
   if (options.appendSystemPrompt !== undefined) {
     fields.appendSystemPrompt = options.appendSystemPrompt;
   }
@@ -92,13 +88,10 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
   }
   if (options.hooks !== undefined) registerHooks(options.hooks); // throws a TypeError naming the bad entry
   const mcp = splitServers(options.mcpServers); // throws a TypeError naming the bad server
-  const prompt = options.systemPrompt;
-  if (
-    prompt !== undefined && typeof prompt !== "string" &&
-    !(Array.isArray(prompt) && prompt.every((part) => typeof part === "string"))
-  ) {
+  const promptFields = systemPromptFields(options.systemPrompt); // a TypeError for a bad shape
+  if (promptFields.appendSystemPrompt !== undefined && options.appendSystemPrompt !== undefined) {
     throw new TypeError(
-      "Cannot start a session: systemPrompt must be a string or an array of strings",
+      "Cannot start a session: pass appendSystemPrompt or the preset's append, not both",
     );
   }
   const { maxLineBytes } = options;
@@ -162,4 +155,46 @@ export function userLine(
   if (options.priority !== undefined) line.priority = options.priority;
   if (options.shouldQuery === false) line.shouldQuery = false;
   return line;
+}
+
+/** The `initialize` fields of the `systemPrompt` option; throws a TypeError for a bad shape. */
+function systemPromptFields(prompt: DuplexSessionOptions["systemPrompt"]): Record<string, unknown> {
+  const bad = (why: string): never => {
+    throw new TypeError(`Cannot start a session: systemPrompt ${why}`);
+  };
+  const parts = (value: unknown): string[] =>
+    typeof value === "string"
+      ? [value]
+      : Array.isArray(value) && value.every((part) => typeof part === "string")
+      ? [...value]
+      : bad("must be a string, an array of strings, or a custom or preset object");
+  const snapshot = (value: unknown): Record<string, unknown> =>
+    value === undefined
+      ? {}
+      : typeof value === "boolean"
+      ? { systemPromptSnapshot: value }
+      : bad("snapshot must be a boolean");
+  if (prompt === undefined) return {};
+  if (typeof prompt === "string" || Array.isArray(prompt)) return { systemPrompt: parts(prompt) };
+  if (!isRecord(prompt)) return bad("must be a string, an array of strings, or an object");
+  if (prompt.type === "custom") {
+    return { systemPrompt: parts(prompt.prompt), ...snapshot(prompt.snapshot) };
+  }
+  if (prompt.type !== "preset" || prompt.preset !== "claude_code") {
+    return bad(
+      'objects are { type: "custom", prompt } or { type: "preset", preset: "claude_code" }',
+    );
+  }
+  const fields: Record<string, unknown> = snapshot(prompt.snapshot);
+  if (prompt.append !== undefined) {
+    fields.appendSystemPrompt = typeof prompt.append === "string"
+      ? prompt.append
+      : bad("append must be a string");
+  }
+  if (prompt.excludeDynamicSections !== undefined) {
+    fields.excludeDynamicSections = typeof prompt.excludeDynamicSections === "boolean"
+      ? prompt.excludeDynamicSections
+      : bad("excludeDynamicSections must be a boolean");
+  }
+  return fields;
 }

@@ -94,9 +94,19 @@ export interface DuplexSessionOptions {
   queue?: boolean;
   /** Aborts the start; aborting it after the start closes the session (an owner signal). */
   signal?: AbortSignal;
-  /** Replaces the system prompt (sent in `initialize`). */
-  systemPrompt?: string | readonly string[];
-  /** Appended to the system prompt (sent in `initialize`). */
+  /**
+   * The system prompt (sent in `initialize`), in the official SDK's shapes:
+   * a string or strings replace the CLI's prompt; `{ type: "custom", prompt,
+   * snapshot }` does too, and says whether the CLI records it once for the
+   * conversation (`snapshot`, the CLI's default) or renders it fresh every
+   * request; `{ type: "preset", preset: "claude_code", append,
+   * excludeDynamicSections, snapshot }` keeps Claude Code's own prompt,
+   * appends text, and can leave out its session- and machine-specific
+   * sections (skills guidance, the memory folder's path; observed on
+   * 2.1.332) so the prompt caches across machines.
+   */
+  systemPrompt?: string | readonly string[] | SystemPromptCustom | SystemPromptPreset;
+  /** Appended to the system prompt (sent in `initialize`; the preset's `append` does the same). */
   appendSystemPrompt?: string;
   /** Sub-agents, by name (sent in `initialize`). */
   agents?: Record<string, AgentDefinition>;
@@ -139,6 +149,30 @@ export interface DuplexSessionOptions {
     request: Readonly<Record<string, unknown>>,
     context: { signal: AbortSignal },
   ) => Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined>;
+}
+
+/** A system prompt of the caller's own (see {@linkcode DuplexSessionOptions.systemPrompt}). */
+export interface SystemPromptCustom {
+  /** Always `"custom"`. */
+  readonly type: "custom";
+  /** The prompt, or its parts. */
+  readonly prompt: string | readonly string[];
+  /** Record the prompt once and reuse it on every later request (the CLI's default: true). */
+  readonly snapshot?: boolean;
+}
+
+/** Claude Code's own system prompt, extended (see {@linkcode DuplexSessionOptions.systemPrompt}). */
+export interface SystemPromptPreset {
+  /** Always `"preset"`. */
+  readonly type: "preset";
+  /** Always `"claude_code"`. */
+  readonly preset: "claude_code";
+  /** Text appended to the preset. */
+  readonly append?: string;
+  /** Leave out the session- and machine-specific sections (skills guidance, memory path, …). */
+  readonly excludeDynamicSections?: boolean;
+  /** Record the prompt once and reuse it on every later request (the CLI's default: true). */
+  readonly snapshot?: boolean;
 }
 
 /** Options of `DuplexSession.send`. */
