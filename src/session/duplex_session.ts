@@ -245,6 +245,14 @@ export class DuplexSession implements AsyncDisposable {
    */
   subscribe(options: SubscribeOptions = {}): Subscription<SessionEvent> {
     const backlog: SessionEvent[] = options.replayTurn ? [...this.#turns.activeEvents] : [];
+    if (options.replayPending) {
+      const held = new Set(
+        backlog.flatMap((e) => e.type === "permission_request" ? [e.request] : []),
+      );
+      for (const request of this.#router.permissions.pending()) {
+        if (!held.has(request)) backlog.push({ type: "permission_request", request });
+      }
+    }
     const status = this.exitStatus;
     if (status.state !== "running") backlog.push({ type: "exit", status });
     return this.#broadcast.subscribe(options, backlog);

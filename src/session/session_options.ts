@@ -237,6 +237,14 @@ export interface WaitOptions {
 export interface SubscribeOptions extends SubscriptionOptions {
   /** Start with the events of the turn in flight (up to `capacity`), for late subscribers. */
   replayTurn?: boolean;
+  /**
+   * Start with a `permission_request` event for every request still waiting
+   * for a decision (deferred ones included), oldest first: the way a UI that
+   * reconnects (or a client after a relay resume) gets back the questions it
+   * has to answer. With `replayTurn`, they come after the turn's events that
+   * do not already hold them.
+   */
+  replayPending?: boolean;
 }
 
 /** Options of `DuplexSession.interrupt`. */

@@ -260,3 +260,38 @@ Deno.test("Closing aborts pending permission handlers", async () => {
     ),
   );
 });
+
+Deno.test("subscribe({ replayPending }) re-delivers the requests still waiting, for a UI that reconnects", async () => {
+  const { cli, session } = await scripted({ echo: false }, {
+    onPermission: () => ({ behavior: "defer" }),
+  });
+  await using _ = session;
+  cli.emit(
+    {
+      type: "control_request",
+      request_id: "p1",
+      request: { subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } },
+    },
+    {
+      type: "control_request",
+      request_id: "p2",
+      request: { subtype: "can_use_tool", tool_name: "Write", input: {} },
+    },
+  );
+  await cli.nextWrite(() => false, { timeoutMs: 30 }).catch(() => {});
+  const late = session.subscribe({ replayPending: true });
+  const first = await late.next();
+  const second = await late.next();
+  assert.deepEqual(
+    [first.value, second.value].map((e) =>
+      e?.type === "permission_request" ? e.request.requestId : e?.type
+    ),
+    ["p1", "p2"],
+  );
+  await session.respondToPermission("p1", { behavior: "allow" });
+  const again = session.subscribe({ replayPending: true });
+  const only = await again.next();
+  assert.equal(only.value?.type === "permission_request" && only.value.request.requestId, "p2");
+  late.unsubscribe();
+  again.unsubscribe();
+});
