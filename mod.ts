@@ -28,6 +28,7 @@
  */
 
 export { DuplexSession } from "./src/session/duplex_session.ts";
+export { SessionControls } from "./src/session/session_controls.ts";
 export type {
   ControlRequestOptions,
   DuplexSessionOptions,

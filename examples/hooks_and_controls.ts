@@ -44,5 +44,5 @@ console.log(`claude ${info?.version}, ${info?.models.length} models`);
 await session.setPermissionMode("acceptEdits");
 await session.setModel("sonnet");
 console.log((await session.send("What time is it?")).result.text);
-console.log(await session.mcpStatus(), (await session.contextUsage()).totalTokens);
+console.log(await session.mcpServerStatus(), (await session.getContextUsage()).totalTokens);
 await session.request("reload_plugins"); // any subtype; typed for those the CLI documents

@@ -35,6 +35,7 @@ import { endingOf, exitStatusOf, type Lifecycle, READY, stateOf } from "./_lifec
 import { readSetServersResult, setServersField, splitServers } from "./_mcp_servers.ts";
 import type { McpServers, McpSetServersResult } from "./mcp_servers.ts";
 import { ReadPump } from "./_read_pump.ts";
+import { SessionControls } from "./session_controls.ts";
 import {
   checkOptions,
   checkSendOptions,
@@ -81,7 +82,7 @@ const START = Symbol("DuplexSession.start");
  * assert.equal(session.sessionId, second.result.sessionId);
  * ```
  */
-export class DuplexSession implements AsyncDisposable {
+export class DuplexSession extends SessionControls implements AsyncDisposable {
   readonly #transport: Transport;
   readonly #settings: SessionSettings;
   readonly #signal: AbortSignal | undefined;
@@ -140,6 +141,7 @@ export class DuplexSession implements AsyncDisposable {
     options: DuplexSessionOptions,
     settings: SessionSettings,
   ) {
+    super();
     if (token !== START) {
       throw new TypeError("Cannot construct DuplexSession: use DuplexSession.start()");
     }
@@ -332,7 +334,7 @@ export class DuplexSession implements AsyncDisposable {
    * @returns The `response` object of the CLI's success reply (`{}` when it sent none).
    * @throws {DuplexError} `control_failed` (with the CLI's `errorCode`), `timeout`, `closed`, `process_exited`.
    */
-  request<K extends ControlSubtype>(
+  override request<K extends ControlSubtype>(
     subtype: K,
     fields?: ControlRequestMap[K]["request"],
     options?: ControlRequestOptions,
@@ -347,12 +349,12 @@ export class DuplexSession implements AsyncDisposable {
    * @returns The `response` object of the CLI's success reply (`{}` when it sent none).
    * @throws {DuplexError} `control_failed` (with the CLI's `errorCode`), `timeout`, `closed`, `process_exited`.
    */
-  request(
+  override request(
     subtype: string,
     fields?: Record<string, unknown>,
     options?: ControlRequestOptions,
   ): Promise<Record<string, unknown>>;
-  request(
+  override request(
     subtype: string,
     fields: Record<string, unknown> = {},
     options: ControlRequestOptions = {},
@@ -398,99 +400,6 @@ export class DuplexSession implements AsyncDisposable {
       });
     }
     return result;
-  }
-
-  /**
-   * Changes the permission mode for the rest of the session.
-   *
-   * @param mode The new mode.
-   * @param options A signal and a timeout.
-   * @returns The mode the CLI now uses.
-   */
-  async setPermissionMode(
-    mode: PermissionMode,
-    options: ControlRequestOptions = {},
-  ): Promise<PermissionMode> {
-    return (await this.request("set_permission_mode", { mode }, options)).mode ?? mode;
-  }
-
-  /**
-   * Switches the model for the next turns; `null` goes back to the default.
-   *
-   * @param model A model name or alias (`"sonnet"`), or `null`.
-   * @param options A signal and a timeout.
-   * @returns The resolved model name the CLI reports, if any.
-   */
-  async setModel(
-    model: string | null,
-    options: ControlRequestOptions = {},
-  ): Promise<string | undefined> {
-    return stringOr((await this.request("set_model", { model }, options)).model);
-  }
-
-  /**
-   * Sets the thinking budget for the next turns; `null` resets it.
-   *
-   * @param tokens The most thinking tokens, or `null`.
-   * @param options A signal and a timeout.
-   */
-  async setMaxThinkingTokens(
-    tokens: number | null,
-    options: ControlRequestOptions = {},
-  ): Promise<void> {
-    await this.request("set_max_thinking_tokens", { max_thinking_tokens: tokens }, options);
-  }
-
-  /**
-   * Reports the MCP servers the CLI knows and their state.
-   *
-   * @param options A signal and a timeout.
-   * @returns The servers' statuses.
-   */
-  async mcpStatus(options: ControlRequestOptions = {}): Promise<McpServerStatus[]> {
-    const { mcpServers } = await this.request("mcp_status", {}, options);
-    return Array.isArray(mcpServers) ? mcpServers : [];
-  }
-
-  /**
-   * Reports how the context window is used.
-   *
-   * @param options `detail` and a signal and a timeout.
-   * @returns The CLI's breakdown (categories, totalTokens, maxTokens, …).
-   */
-  contextUsage(
-    options: ControlRequestOptions & { detail?: "summary" | "full" } = {},
-  ): Promise<ControlRequestMap["get_context_usage"]["response"]> {
-    const { detail, ...rest } = options;
-    return this.request("get_context_usage", detail ? { detail } : {}, rest);
-  }
-
-  /**
-   * Reports the settings in force and where they come from.
-   *
-   * @param options A signal and a timeout.
-   * @returns The effective settings, their sources and what was applied.
-   */
-  settings(
-    options: ControlRequestOptions = {},
-  ): Promise<ControlRequestMap["get_settings"]["response"]> {
-    return this.request("get_settings", {}, options);
-  }
-
-  /**
-   * Restores files the CLI changed since a user message (needs file checkpointing).
-   *
-   * @param userMessageId The `uuid` of the user message to rewind to (`turn.uuid`).
-   * @param options `dryRun` to only report, and a signal and a timeout.
-   * @returns The CLI's report.
-   */
-  rewindFiles(
-    userMessageId: string,
-    options: ControlRequestOptions & { dryRun?: boolean } = {},
-  ): Promise<Record<string, unknown>> {
-    const { dryRun, ...rest } = options;
-    const dry = dryRun === undefined ? {} : { dry_run: dryRun };
-    return this.request("rewind_files", { user_message_id: userMessageId, ...dry }, rest);
   }
 
   /**

@@ -344,34 +344,40 @@ e2eTest(
         assert.equal((await requestFor(api, "back to the default model")).model, defaultModel);
       });
 
-      await t.step("mcpStatus, contextUsage, settings, and an unknown request", async () => {
-        const servers = await session.mcpStatus(CONTROL);
-        const calc = servers.find((s) => s.name === SERVER);
-        assert.ok(calc, `servers: ${JSON.stringify(servers)}`);
-        assert.equal(calc.status, "connected");
-        // What our server answered to the CLI's MCP `initialize`.
-        assert.deepEqual(calc.serverInfo, { name: SERVER, version: "1.0.0" });
+      await t.step(
+        "mcpServerStatus, getContextUsage, settings, and an unknown request",
+        async () => {
+          const servers = await session.mcpServerStatus(CONTROL);
+          const calc = servers.find((s) => s.name === SERVER);
+          assert.ok(calc, `servers: ${JSON.stringify(servers)}`);
+          assert.equal(calc.status, "connected");
+          // What our server answered to the CLI's MCP `initialize`.
+          assert.deepEqual(calc.serverInfo, { name: SERVER, version: "1.0.0" });
 
-        const usage = await session.contextUsage(CONTROL);
-        assert.ok(typeof usage === "object" && usage !== null);
-        assert.ok(Array.isArray(usage.categories) && usage.categories.length > 0);
-        assert.equal(typeof usage.totalTokens, "number");
+          const usage = await session.getContextUsage(CONTROL);
+          assert.ok(typeof usage === "object" && usage !== null);
+          assert.ok(Array.isArray(usage.categories) && usage.categories.length > 0);
+          assert.equal(typeof usage.totalTokens, "number");
 
-        const settings = await session.settings(CONTROL);
-        assert.ok(typeof settings === "object" && settings !== null);
-        assert.ok(typeof settings.applied === "object" && settings.applied !== null);
+          const settings = await session.settings(CONTROL);
+          assert.ok(typeof settings === "object" && settings !== null);
+          assert.ok(typeof settings.applied === "object" && settings.applied !== null);
 
-        await assert.rejects(session.request("definitely_not_a_subtype", {}, CONTROL), (error) => {
-          assert.ok(isDuplexError(error, "control_failed"), `got ${error}`);
-          assert.equal(error.errorCode, "unsupported_request");
-          assert.equal(error.subtype, "definitely_not_a_subtype");
-          return true;
-        });
-        // The session is still usable after the failed request.
-        const turn = await session.send("still alive after the unknown request", TURN);
-        assert.equal(turn.result.text, "Echo: still alive after the unknown request");
-        assert.equal(session.pid, pid);
-      });
+          await assert.rejects(
+            session.request("definitely_not_a_subtype", {}, CONTROL),
+            (error) => {
+              assert.ok(isDuplexError(error, "control_failed"), `got ${error}`);
+              assert.equal(error.errorCode, "unsupported_request");
+              assert.equal(error.subtype, "definitely_not_a_subtype");
+              return true;
+            },
+          );
+          // The session is still usable after the failed request.
+          const turn = await session.send("still alive after the unknown request", TURN);
+          assert.equal(turn.result.text, "Echo: still alive after the unknown request");
+          assert.equal(session.pid, pid);
+        },
+      );
 
       await t.step("close ends the CLI", async () => {
         const status = await session.close();

@@ -51,7 +51,7 @@ e2eTest(
       assert.ok(!lines.includes(secret), "no command line holds the secret");
       const both = await session.send("[[tool:mcp__inproc__ping:{}]]", { timeoutMs: 30_000 });
       assert.match(both.result.text, /pong/, "the in-process server is registered alongside");
-      const status = await session.mcpStatus();
+      const status = await session.mcpServerStatus();
       assert.deepEqual(status.map((s) => s.name).sort(), ["inproc", "whisperer"]);
       assert.ok(!JSON.stringify(status).includes(secret), "mcp_status does not echo the env");
     });

@@ -1,0 +1,292 @@
+// This module is browser compatible.
+/**
+ * {@linkcode SessionControls}: the runtime controls of a session, each a
+ * typed one-liner over `request()`, named as the official SDK names them
+ * where the meaning is the same.
+ *
+ * @module
+ */
+
+import type { PermissionMode } from "../protocol/control.ts";
+import type {
+  ControlRequestMap,
+  ControlSubtype,
+  McpServerStatus,
+} from "../protocol/control_requests.ts";
+import type { ControlRequestOptions } from "./session_options.ts";
+
+type Reply<K extends ControlSubtype> = ControlRequestMap[K]["response"];
+
+/**
+ * The runtime controls of a {@linkcode DuplexSession} (its base class): each
+ * sends one control request and resolves with the CLI's typed reply, or
+ * rejects with a `control_failed` (the CLI's `errorCode` kept), `timeout`,
+ * `closed` or `process_exited` DuplexError. Every method takes a signal and
+ * a timeout last.
+ */
+export abstract class SessionControls {
+  /**
+   * Sends a control request; see {@linkcode DuplexSession.request}.
+   *
+   * @param subtype The request subtype.
+   * @param fields The request's other fields.
+   * @param options A signal and a timeout.
+   * @returns The CLI's reply payload.
+   */
+  abstract request<K extends ControlSubtype>(
+    subtype: K,
+    fields?: ControlRequestMap[K]["request"],
+    options?: ControlRequestOptions,
+  ): Promise<Reply<K>>;
+
+  /**
+   * Changes the permission mode for the rest of the session.
+   *
+   * @param mode The new mode.
+   * @param options A signal and a timeout.
+   * @returns The mode the CLI now uses.
+   */
+  async setPermissionMode(
+    mode: PermissionMode,
+    options: ControlRequestOptions = {},
+  ): Promise<PermissionMode> {
+    return (await this.request("set_permission_mode", { mode }, options)).mode ?? mode;
+  }
+
+  /**
+   * Switches the model for the next turns; `null` goes back to the default.
+   *
+   * @param model A model name or alias (`"sonnet"`), or `null`.
+   * @param options A signal and a timeout.
+   * @returns The resolved model name the CLI reports, if any.
+   */
+  async setModel(
+    model: string | null,
+    options: ControlRequestOptions = {},
+  ): Promise<string | undefined> {
+    const { model: now } = await this.request("set_model", { model }, options);
+    return typeof now === "string" ? now : undefined;
+  }
+
+  /**
+   * Sets the thinking budget for the next turns; `null` resets it.
+   *
+   * @param tokens The most thinking tokens, or `null`.
+   * @param options A signal and a timeout.
+   */
+  async setMaxThinkingTokens(
+    tokens: number | null,
+    options: ControlRequestOptions = {},
+  ): Promise<void> {
+    await this.request("set_max_thinking_tokens", { max_thinking_tokens: tokens }, options);
+  }
+
+  /**
+   * Reports the MCP servers the CLI knows and their state.
+   *
+   * @param options A signal and a timeout.
+   * @returns The servers' statuses.
+   */
+  async mcpServerStatus(options: ControlRequestOptions = {}): Promise<McpServerStatus[]> {
+    const { mcpServers } = await this.request("mcp_status", {}, options);
+    return Array.isArray(mcpServers) ? mcpServers : [];
+  }
+
+  /**
+   * Same as {@linkcode SessionControls.mcpServerStatus}.
+   *
+   * @deprecated Use `mcpServerStatus()` (the official SDK's name); this alias goes in 0.3.
+   * @param options A signal and a timeout.
+   * @returns The servers' statuses.
+   */
+  mcpStatus(options: ControlRequestOptions = {}): Promise<McpServerStatus[]> {
+    return this.mcpServerStatus(options);
+  }
+
+  /**
+   * Reports how the context window is used.
+   *
+   * @param options `detail` and a signal and a timeout.
+   * @returns The CLI's breakdown (categories, totalTokens, maxTokens, …).
+   */
+  getContextUsage(
+    options: ControlRequestOptions & { detail?: "summary" | "full" } = {},
+  ): Promise<Reply<"get_context_usage">> {
+    const { detail, ...rest } = options;
+    return this.request("get_context_usage", detail ? { detail } : {}, rest);
+  }
+
+  /**
+   * Same as {@linkcode SessionControls.getContextUsage}.
+   *
+   * @deprecated Use `getContextUsage()` (the official SDK's name); this alias goes in 0.3.
+   * @param options `detail` and a signal and a timeout.
+   * @returns The CLI's breakdown.
+   */
+  contextUsage(
+    options: ControlRequestOptions & { detail?: "summary" | "full" } = {},
+  ): Promise<Reply<"get_context_usage">> {
+    return this.getContextUsage(options);
+  }
+
+  /**
+   * Reports the settings in force and where they come from (`get_settings`;
+   * the official SDK does not expose it).
+   *
+   * @param options A signal and a timeout.
+   * @returns The effective settings, their sources and what was applied.
+   */
+  settings(options: ControlRequestOptions = {}): Promise<Reply<"get_settings">> {
+    return this.request("get_settings", {}, options);
+  }
+
+  /**
+   * Restores files the CLI changed since a user message (needs file
+   * checkpointing: the subprocess option `enableFileCheckpointing`).
+   *
+   * @param userMessageId The `uuid` of the user message to rewind to (`turn.uuid`).
+   * @param options `dryRun` to only report, and a signal and a timeout.
+   * @returns The CLI's report.
+   */
+  rewindFiles(
+    userMessageId: string,
+    options: ControlRequestOptions & { dryRun?: boolean } = {},
+  ): Promise<Reply<"rewind_files">> {
+    const { dryRun, ...rest } = options;
+    const dry = dryRun === undefined ? {} : { dry_run: dryRun };
+    return this.request("rewind_files", { user_message_id: userMessageId, ...dry }, rest);
+  }
+
+  /**
+   * Reconnects an MCP server (for example after its process died).
+   *
+   * @param serverName The server's name.
+   * @param options A signal and a timeout.
+   */
+  async reconnectMcpServer(serverName: string, options: ControlRequestOptions = {}): Promise<void> {
+    await this.request("mcp_reconnect", { serverName }, options);
+  }
+
+  /**
+   * Enables or disables an MCP server for the rest of the session.
+   *
+   * @param serverName The server's name.
+   * @param enabled Whether its tools are offered.
+   * @param options A signal and a timeout.
+   */
+  async toggleMcpServer(
+    serverName: string,
+    enabled: boolean,
+    options: ControlRequestOptions = {},
+  ): Promise<void> {
+    await this.request("mcp_toggle", { serverName, enabled }, options);
+  }
+
+  /**
+   * Stops a background task (a background shell, a sub-agent).
+   *
+   * @param taskId The task's id (from a `system` task frame).
+   * @param options A signal and a timeout.
+   */
+  async stopTask(taskId: string, options: ControlRequestOptions = {}): Promise<void> {
+    await this.request("stop_task", { task_id: taskId }, options);
+  }
+
+  /**
+   * Sends running foreground tasks to the background (all, or the one of a tool use).
+   *
+   * @param toolUseId The tool use whose task to background, or all when left out.
+   * @param options A signal and a timeout.
+   * @returns The CLI's reply.
+   */
+  backgroundTasks(
+    toolUseId?: string,
+    options: ControlRequestOptions = {},
+  ): Promise<Reply<"background_tasks">> {
+    return this.request("background_tasks", toolUseId ? { tool_use_id: toolUseId } : {}, options);
+  }
+
+  /**
+   * Reloads the plugins from disk.
+   *
+   * @param options A signal and a timeout.
+   * @returns The CLI's report.
+   */
+  reloadPlugins(options: ControlRequestOptions = {}): Promise<Reply<"reload_plugins">> {
+    return this.request("reload_plugins", {}, options);
+  }
+
+  /**
+   * Reloads the skills from disk.
+   *
+   * @param options A signal and a timeout.
+   * @returns The CLI's report.
+   */
+  reloadSkills(options: ControlRequestOptions = {}): Promise<Reply<"reload_skills">> {
+    return this.request("reload_skills", {}, options);
+  }
+
+  /**
+   * Reloads the output styles from disk.
+   *
+   * @param options A signal and a timeout.
+   * @returns The CLI's report.
+   */
+  reloadOutputStyles(options: ControlRequestOptions = {}): Promise<Reply<"reload_output_styles">> {
+    return this.request("reload_output_styles", {}, options);
+  }
+
+  /**
+   * Applies settings as if they came from command-line flags, for the rest of the session.
+   *
+   * @param settings The settings (the CLI's settings-file shape).
+   * @param options A signal and a timeout.
+   */
+  async applyFlagSettings(
+    settings: Record<string, unknown>,
+    options: ControlRequestOptions = {},
+  ): Promise<void> {
+    await this.request("apply_flag_settings", { settings }, options);
+  }
+
+  /**
+   * Writes settings into a settings file (`localSettings` or `userSettings`).
+   *
+   * @param source Which file.
+   * @param settings The settings to merge into it.
+   * @param options A signal and a timeout.
+   */
+  async updateSettings(
+    source: "localSettings" | "userSettings",
+    settings: Record<string, unknown>,
+    options: ControlRequestOptions = {},
+  ): Promise<void> {
+    await this.request("update_settings", { source, settings }, options);
+  }
+
+  /**
+   * Tells the CLI that a file was read at a modification time (so its Edit
+   * tool accepts edits of a file the host showed the model).
+   *
+   * @param path The file's path.
+   * @param mtime Its modification time, in milliseconds since the epoch.
+   * @param options A signal and a timeout.
+   */
+  async seedReadState(
+    path: string,
+    mtime: number,
+    options: ControlRequestOptions = {},
+  ): Promise<void> {
+    await this.request("seed_read_state", { path, mtime }, options);
+  }
+
+  /**
+   * Reports the account's usage and limits (`get_usage`).
+   *
+   * @param options A signal and a timeout.
+   * @returns The CLI's report.
+   */
+  getUsage(options: ControlRequestOptions = {}): Promise<Reply<"get_usage">> {
+    return this.request("get_usage", {}, options);
+  }
+}
