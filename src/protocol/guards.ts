@@ -15,20 +15,22 @@ import type {
   ControlResponseFrame,
   ControlSuccess,
 } from "./control.ts";
+import { FLAT_FIELDS, type FlatFrameMap, hasFields, SYSTEM_FIELDS } from "./_frame_checks.ts";
 import type {
   AssistantFrame,
-  AuthStatusFrame,
   CliFrame,
-  CommandLifecycleFrame,
-  RateLimitFrame,
   ResultFrame,
   StreamEventFrame,
-  SystemFrame,
-  SystemInitFrame,
-  ToolProgressFrame,
   UnknownFrame,
   UserFrame,
 } from "./messages.ts";
+import type {
+  SystemFrame,
+  SystemFrameMap,
+  SystemOtherFrame,
+  SystemSubtype,
+} from "./system_frame.ts";
+import type { SystemInitFrame } from "./system_frames.ts";
 
 /**
  * Tells whether a value is a plain JSON object (not an array, not null).
@@ -40,8 +42,27 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function isSystemFrame(o: Record<string, unknown>): o is SystemFrame & Record<string, unknown> {
-  return typeof o.subtype === "string";
+function isKnownSubtype(subtype: string): subtype is SystemSubtype {
+  return Object.hasOwn(SYSTEM_FIELDS, subtype);
+}
+
+/* A known subtype must carry its required fields; any other subtype is kept as sent. */
+function isWellFormedSystem(
+  o: Record<string, unknown>,
+): o is SystemFrame & Record<string, unknown> {
+  const subtype = o.subtype;
+  if (typeof subtype !== "string") return false;
+  return !isKnownSubtype(subtype) || hasFields(o, SYSTEM_FIELDS[subtype]);
+}
+
+function isFlatType(type: unknown): type is keyof FlatFrameMap {
+  return typeof type === "string" && Object.hasOwn(FLAT_FIELDS, type);
+}
+
+function isFlatFrame(
+  o: Record<string, unknown>,
+): o is FlatFrameMap[keyof FlatFrameMap] & Record<string, unknown> {
+  return isFlatType(o.type) && hasFields(o, FLAT_FIELDS[o.type]);
 }
 
 function isAssistantFrame(
@@ -67,12 +88,6 @@ function isResultFrame(o: Record<string, unknown>): o is ResultFrame & Record<st
   return o.type === "result";
 }
 
-function isCommandLifecycle(
-  o: Record<string, unknown>,
-): o is CommandLifecycleFrame & Record<string, unknown> {
-  return typeof o.command_uuid === "string" && typeof o.state === "string";
-}
-
 function isControlRequest(
   o: Record<string, unknown>,
 ): o is ControlRequestFrame & Record<string, unknown> {
@@ -94,20 +109,6 @@ function isControlCancel(
   return typeof o.request_id === "string";
 }
 
-function isToolProgress(
-  o: Record<string, unknown>,
-): o is ToolProgressFrame & Record<string, unknown> {
-  return typeof o.tool_use_id === "string" && typeof o.tool_name === "string";
-}
-
-function isAuthStatus(o: Record<string, unknown>): o is AuthStatusFrame & Record<string, unknown> {
-  return typeof o.isAuthenticating === "boolean" && Array.isArray(o.output);
-}
-
-function isRateLimit(o: Record<string, unknown>): o is RateLimitFrame {
-  return o.type === "rate_limit_event";
-}
-
 function unknownFrame(o: Record<string, unknown>): UnknownFrame {
   return { type: "unknown", frameType: typeof o.type === "string" ? o.type : "", frame: o };
 }
@@ -115,8 +116,10 @@ function unknownFrame(o: Record<string, unknown>): UnknownFrame {
 /**
  * Classifies a parsed JSON object as a {@linkcode CliFrame}. Known frames are
  * returned as the same object (no copy); a frame of an unknown type, or a
- * known type missing its required fields, comes back as an
- * {@linkcode UnknownFrame} that keeps the object.
+ * known type (or known `system` subtype) missing one of its required fields,
+ * comes back as an {@linkcode UnknownFrame} that keeps the object. A `system`
+ * frame of an unknown subtype stays a `system` frame
+ * ({@linkcode SystemOtherFrame}).
  *
  * @param o A parsed JSON object.
  * @returns The classified frame.
@@ -142,7 +145,7 @@ export function classifyFrame(o: Record<string, unknown>): CliFrame {
     case "user":
       return isUserFrame(o) ? o : unknownFrame(o);
     case "system":
-      return isSystemFrame(o) ? o : unknownFrame(o);
+      return isWellFormedSystem(o) ? o : unknownFrame(o);
     case "result":
       return isResultFrame(o) ? o : unknownFrame(o);
     case "control_request":
@@ -151,18 +154,10 @@ export function classifyFrame(o: Record<string, unknown>): CliFrame {
       return isControlResponse(o) ? o : unknownFrame(o);
     case "control_cancel_request":
       return isControlCancel(o) ? o : unknownFrame(o);
-    case "command_lifecycle":
-      return isCommandLifecycle(o) ? o : unknownFrame(o);
     case "keep_alive":
       return { type: "keep_alive" };
-    case "tool_progress":
-      return isToolProgress(o) ? o : unknownFrame(o);
-    case "auth_status":
-      return isAuthStatus(o) ? o : unknownFrame(o);
-    case "rate_limit_event":
-      return isRateLimit(o) ? o : unknownFrame(o);
     default:
-      return unknownFrame(o);
+      return isFlatFrame(o) ? o : unknownFrame(o);
   }
 }
 
@@ -175,6 +170,39 @@ export function classifyFrame(o: Record<string, unknown>): CliFrame {
 export function isSystemInit(frame: CliFrame): frame is SystemInitFrame {
   return frame.type === "system" && frame.subtype === "init" &&
     typeof frame.session_id === "string";
+}
+
+/**
+ * Narrows a frame to a `system` frame of one known subtype, with the fields
+ * that subtype requires (checked again, so a hand-made frame is safe too).
+ *
+ * @typeParam S The subtype.
+ * @param frame Any frame.
+ * @param subtype The subtype, for example `"task_started"`.
+ * @returns True for a well-formed `system` frame of that subtype.
+ *
+ * @example Follow sub-agent tasks
+ * ```ts
+ * import { classifyFrame, isSystemFrame } from "@duplex/claude/protocol";
+ * import assert from "node:assert/strict";
+ *
+ * const frame = classifyFrame({
+ *   type: "system",
+ *   subtype: "task_started",
+ *   task_id: "a6cc720b8891b10c3",
+ *   description: "sub task",
+ * });
+ * assert.ok(isSystemFrame(frame, "task_started"));
+ * assert.equal(frame.task_id, "a6cc720b8891b10c3");
+ * assert.ok(!isSystemFrame(frame, "task_updated"));
+ * ```
+ */
+export function isSystemFrame<S extends SystemSubtype>(
+  frame: CliFrame | SystemOtherFrame,
+  subtype: S,
+): frame is SystemFrameMap[S] {
+  if (frame.type !== "system" || frame.subtype !== subtype) return false;
+  return isRecord(frame) && hasFields(frame, SYSTEM_FIELDS[subtype]);
 }
 
 /**

@@ -3,9 +3,11 @@
 /**
  * The frames the CLI writes on stdout, as a discriminated union on `type`.
  *
- * Only the fields the library or its users commonly read are named; every
- * other field the CLI sends is still there at run time (frames are passed on
- * as parsed, never rebuilt).
+ * Every member of the official SDK's message union (0.3.332) is typed here
+ * or in the files this one imports (`system_frames.ts`, `notice_frames.ts`,
+ * `task_frames.ts`). The fields the guards of `classifyFrame` check are
+ * required; the others are optional, and every field the CLI sends is still
+ * there at run time (frames are passed on as parsed, never rebuilt).
  *
  * @module
  */
@@ -16,8 +18,24 @@ import type {
   ControlRequestFrame,
   ControlResponseFrame,
   KeepAliveFrame,
-  PermissionMode,
 } from "./control.ts";
+import type {
+  ActiveGoalFrame,
+  AuthStatusFrame,
+  ConversationResetFrame,
+  PromptSuggestionFrame,
+  RateLimitFrame,
+  ToolProgressFrame,
+  ToolUseSummaryFrame,
+  TranscriptMirrorFrame,
+} from "./status_frames.ts";
+import type { SystemFrame } from "./system_frame.ts";
+
+export type * from "./notice_frames.ts";
+export type * from "./status_frames.ts";
+export type * from "./system_frame.ts";
+export type * from "./system_frames.ts";
+export type * from "./task_frames.ts";
 
 /** Fields every conversation frame carries. */
 export interface FrameCommon {
@@ -26,111 +44,6 @@ export interface FrameCommon {
   /** The CLI's session id (a UUID); the same on every frame of the session. */
   session_id?: string;
 }
-
-/** `system/init`: sent at the start of every turn; carries the session id. */
-export interface SystemInitFrame extends FrameCommon {
-  /** Always `"system"`. */
-  type: "system";
-  /** Always `"init"`. */
-  subtype: "init";
-  /** The session id; re-sent unchanged at the start of every turn. */
-  session_id: string;
-  /** The CLI's working directory. */
-  cwd?: string;
-  /** Names of the tools the model may call (MCP tools as `mcp__<server>__<tool>`). */
-  tools?: string[];
-  /** The configured MCP servers and their connection status. */
-  mcp_servers?: { name: string; status: string; source?: string }[];
-  /** The model the turn runs on, for example `"claude-opus-5-5"`. */
-  model?: string;
-  /** The current permission mode. */
-  permissionMode?: PermissionMode | string;
-  /** Names of the slash commands the CLI offers (without the `/`). */
-  slash_commands?: string[];
-  /** Where the API credential comes from, for example `"ANTHROPIC_API_KEY"`. */
-  apiKeySource?: string;
-  /** The CLI's version, for example `"2.1.332"`. */
-  claude_code_version?: string;
-  /** The active output style, for example `"default"`. */
-  output_style?: string;
-  /** Names of the sub-agents available. */
-  agents?: string[];
-  /** Names of the skills available. */
-  skills?: string[];
-  /** The loaded plugins. */
-  plugins?: { name: string; path: string; source?: string }[];
-  /** Feature flags the CLI advertises, for example `"interrupt_receipt_v1"`. */
-  capabilities?: string[];
-}
-
-/** `system/status`: `requesting`, `compacting`, or a permission mode change. */
-export interface SystemStatusFrame extends FrameCommon {
-  /** Always `"system"`. */
-  type: "system";
-  /** Always `"status"`. */
-  subtype: "status";
-  /** What the CLI is doing: `"requesting"` (calling the API), `"compacting"`, or `null`. */
-  status: "requesting" | "compacting" | null;
-  /** The new permission mode, when the frame reports a mode change. */
-  permissionMode?: PermissionMode | string;
-}
-
-/** `system/api_retry`: the CLI retries a failed API call. */
-export interface SystemApiRetryFrame extends FrameCommon {
-  /** Always `"system"`. */
-  type: "system";
-  /** Always `"api_retry"`. */
-  subtype: "api_retry";
-  /** Which retry this is. */
-  attempt: number;
-  /** How many retries the CLI makes at most. */
-  max_retries: number;
-  /** How long the CLI waits before this retry, in milliseconds. */
-  retry_delay_ms: number;
-  /** The HTTP status of the failed call, or `null` when there was none. */
-  error_status: number | null;
-  /** The error of the failed call, as the CLI reports it. */
-  error: unknown;
-}
-
-/** `system/session_state_changed` (with `CLAUDE_CODE_SDK_READS_SESSION_STATE=1`). */
-export interface SystemSessionStateFrame extends FrameCommon {
-  /** Always `"system"`. */
-  type: "system";
-  /** Always `"session_state_changed"`. */
-  subtype: "session_state_changed";
-  /** The CLI's new state: idle, running a turn, or waiting for the host. */
-  state: "idle" | "running" | "requires_action";
-}
-
-/** `system/compact_boundary`: the conversation was compacted. */
-export interface SystemCompactBoundaryFrame extends FrameCommon {
-  /** Always `"system"`. */
-  type: "system";
-  /** Always `"compact_boundary"`. */
-  subtype: "compact_boundary";
-  /** How compaction was triggered and the context size in tokens before it. */
-  compact_metadata: { trigger: "manual" | "auto"; pre_tokens: number; [field: string]: unknown };
-}
-
-/** Any other `system` subtype (hooks, tasks, notifications, …), kept as sent. */
-export interface SystemOtherFrame extends FrameCommon {
-  /** Always `"system"`. */
-  type: "system";
-  /** The subtype, for example `"hook_started"` or `"permission_denied"`. */
-  subtype: string;
-  /** The subtype's own fields, as sent. */
-  [field: string]: unknown;
-}
-
-/** A `system` frame. Narrow by `subtype` with {@linkcode isSystemInit} and friends. */
-export type SystemFrame =
-  | SystemInitFrame
-  | SystemStatusFrame
-  | SystemApiRetryFrame
-  | SystemSessionStateFrame
-  | SystemCompactBoundaryFrame
-  | SystemOtherFrame;
 
 /** A Messages-API message inside an `assistant` frame. */
 export interface AssistantMessage {
@@ -164,6 +77,12 @@ export interface AssistantFrame extends FrameCommon {
   error?: unknown;
   /** The `uuid` of the user line this turn answers, when that line carried one. */
   user_message_uuid?: string;
+  /** The `uuid`s of every user line the turn consumed so far (with `user_message_uuid`). */
+  user_message_uuids?: string[];
+  /** The sub-agent that produced the frame (its task id); absent in the main loop. */
+  agent_id?: string;
+  /** The `uuid`s of earlier frames this one replaces (after a refusal fallback). */
+  supersedes?: string[];
 }
 
 /** `user`: tool results, interrupt markers, and replayed user lines. */
@@ -180,6 +99,14 @@ export interface UserFrame extends FrameCommon {
   isReplay?: boolean;
   /** Marks a message the CLI generated rather than one a user typed (not documented further). */
   isSynthetic?: boolean;
+  /** When it runs relative to the running turn (on replayed lines). */
+  priority?: "now" | "next" | "later";
+  /** `false`: appended to the conversation without a turn. */
+  shouldQuery?: boolean;
+  /** Who the message comes from, for example `{ kind: "human" }` or `{ kind: "task-notification" }`. */
+  origin?: { kind: string; [field: string]: unknown };
+  /** The sub-agent that produced the frame; absent in the main loop. */
+  agent_id?: string;
 }
 
 /** `stream_event`: a raw Messages SSE event (with `--include-partial-messages`). */
@@ -192,6 +119,8 @@ export interface StreamEventFrame extends FrameCommon {
   parent_tool_use_id: string | null;
   /** Time to first token, in milliseconds (seen on `message_start` events). */
   ttft_ms?: number;
+  /** The `uuid` of the user line this turn answers, on the turn's first event. */
+  user_message_uuid?: string;
 }
 
 /** The subtypes of a `result` frame. */
@@ -284,40 +213,6 @@ export interface CommandLifecycleFrame extends FrameCommon {
   state: "queued" | "started" | "completed" | string;
 }
 
-/** `tool_progress`: a long-running tool is still running. */
-export interface ToolProgressFrame extends FrameCommon {
-  /** Always `"tool_progress"`. */
-  type: "tool_progress";
-  /** The id of the running `tool_use` block. */
-  tool_use_id: string;
-  /** The running tool's name. */
-  tool_name: string;
-  /** The tool use id of the sub-agent call this frame belongs to; `null` in the main loop. */
-  parent_tool_use_id: string | null;
-  /** How long the tool has been running, in seconds. */
-  elapsed_time_seconds: number;
-}
-
-/** `auth_status`: authentication progress. */
-export interface AuthStatusFrame extends FrameCommon {
-  /** Always `"auth_status"`. */
-  type: "auth_status";
-  /** Whether authentication is still in progress. */
-  isAuthenticating: boolean;
-  /** Output lines of the authentication step. */
-  output: string[];
-  /** What went wrong, when authentication failed. */
-  error?: string;
-}
-
-/** `rate_limit_event`: rate limit information. */
-export interface RateLimitFrame extends FrameCommon {
-  /** Always `"rate_limit_event"`. */
-  type: "rate_limit_event";
-  /** The event's fields, as sent. */
-  [field: string]: unknown;
-}
-
 /**
  * A frame whose `type` this version does not know (or a known type that lacks
  * its required fields). Passed through, never dropped.
@@ -341,7 +236,12 @@ export type ConversationFrame =
   | CommandLifecycleFrame
   | ToolProgressFrame
   | AuthStatusFrame
-  | RateLimitFrame;
+  | RateLimitFrame
+  | ToolUseSummaryFrame
+  | PromptSuggestionFrame
+  | ConversationResetFrame
+  | ActiveGoalFrame
+  | TranscriptMirrorFrame;
 
 /** Any frame the CLI writes. */
 export type CliFrame =

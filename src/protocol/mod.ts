@@ -52,4 +52,10 @@ export type {
   JsonRpcSuccessResponse,
   McpHandleContext,
 } from "../mcp/mcp_server.ts";
-export { classifyFrame, isCanUseToolRequest, isControlFailure, isSystemInit } from "./guards.ts";
+export {
+  classifyFrame,
+  isCanUseToolRequest,
+  isControlFailure,
+  isSystemFrame,
+  isSystemInit,
+} from "./guards.ts";
