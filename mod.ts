@@ -40,7 +40,7 @@ export type {
   SystemPromptPreset,
   WaitOptions,
 } from "./src/session/session_options.ts";
-export type { Turn, TurnResult } from "./src/session/turn.ts";
+export type { Turn, TurnModelUsage, TurnResult, TurnTokens } from "./src/session/turn.ts";
 export type {
   McpExternalServerConfig,
   McpRemoteServerConfig,

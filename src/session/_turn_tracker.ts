@@ -22,7 +22,7 @@ import { DuplexError } from "../errors.ts";
 import type { CommandLifecycleFrame, ResultFrame } from "../protocol/messages.ts";
 import { AbortLadder, type LadderHost, type LadderOptions } from "./_abort_ladder.ts";
 import type { SessionEvent } from "./events.ts";
-import { readTurnResult, type Turn } from "./turn.ts";
+import { type PreviousTotals, readTurnResult, type Turn } from "./turn.ts";
 
 /** What the tracker needs from its session. */
 export interface TrackerHost extends LadderHost {
@@ -82,7 +82,7 @@ export class TurnTracker {
   readonly #ladder: AbortLadder;
   /** Every unsettled turn, in the order its line was written. */
   readonly #turns = new Map<string, TrackedTurn>();
-  #totalCostUsd = 0;
+  #previous: PreviousTotals = { totalCostUsd: 0 };
 
   constructor(host: TrackerHost, options: TrackerOptions) {
     this.#host = host;
@@ -185,8 +185,13 @@ export class TurnTracker {
    * Keeps the cumulative cost.
    */
   onResult(frame: ResultFrame): void {
-    const previous = this.#totalCostUsd;
-    if (typeof frame.total_cost_usd === "number") this.#totalCostUsd = frame.total_cost_usd;
+    const previous = this.#previous;
+    this.#previous = {
+      totalCostUsd: typeof frame.total_cost_usd === "number"
+        ? frame.total_cost_usd
+        : previous.totalCostUsd,
+      modelUsage: frame.modelUsage ?? previous.modelUsage,
+    };
     const uuids = Array.isArray(frame.user_message_uuids)
       ? frame.user_message_uuids
       : typeof frame.user_message_uuid === "string"

@@ -71,3 +71,74 @@ Deno.test("readTurnResult() survives a result with missing fields", { permission
   assert.equal(r.text, "");
   assert.deepEqual(r.permissionDenials, []);
 });
+
+Deno.test(
+  "readTurnResult() derives a turn's own tokens per model",
+  { permissions: "none" },
+  async (t) => {
+    const cumulative = (input: number, output: number, cost: number) => ({
+      "m-a": {
+        inputTokens: input,
+        outputTokens: output,
+        cacheReadInputTokens: 1,
+        cacheCreationInputTokens: 0,
+        costUSD: cost,
+      },
+    });
+    await t.step("from model_usage_since_last_result", () => {
+      const frame = {
+        type: "result",
+        subtype: "success",
+        modelUsage: cumulative(84, 14, 0.6),
+        model_usage_since_last_result: {
+          "m-a": {
+            inputTokens: 42,
+            outputTokens: 7,
+            cacheReadInputTokens: 1,
+            cacheCreationInputTokens: 2,
+            costUSD: 0.3,
+          },
+          "m-b": { inputTokens: 10, outputTokens: 3, costUSD: 0.1 },
+        },
+      } as unknown as ResultFrame;
+      const r = readTurnResult(frame, { totalCostUsd: 0.3, modelUsage: cumulative(42, 7, 0.3) });
+      assert.deepEqual(r.tokens, { input: 52, output: 10, cacheRead: 1, cacheCreation: 2 });
+      assert.deepEqual(r.models["m-b"], {
+        input: 10,
+        output: 3,
+        cacheRead: 0,
+        cacheCreation: 0,
+        costUsd: 0.1,
+      });
+    });
+    await t.step("from the cumulative figures, minus the previous result's", () => {
+      const frame = {
+        type: "result",
+        subtype: "success",
+        modelUsage: cumulative(84, 14, 0.6),
+      } as ResultFrame;
+      const r = readTurnResult(frame, { totalCostUsd: 0.3, modelUsage: cumulative(42, 7, 0.3) });
+      assert.deepEqual(r.tokens, { input: 42, output: 7, cacheRead: 0, cacheCreation: 0 });
+      assert.ok(Math.abs((r.models["m-a"]?.costUsd ?? 0) - 0.3) < 1e-12);
+    });
+    await t.step("from the main loop's usage, as a last resort", () => {
+      const frame = {
+        type: "result",
+        subtype: "success",
+        usage: {
+          input_tokens: 5,
+          output_tokens: 6,
+          cache_read_input_tokens: 7,
+          cache_creation_input_tokens: 8,
+        },
+      } as ResultFrame;
+      assert.deepEqual(readTurnResult(frame).tokens, {
+        input: 5,
+        output: 6,
+        cacheRead: 7,
+        cacheCreation: 8,
+      });
+      assert.deepEqual(readTurnResult(frame).models, {});
+    });
+  },
+);
