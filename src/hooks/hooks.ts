@@ -1,142 +1,69 @@
 // This module is browser compatible.
-// deno-lint-ignore-file camelcase -- field names are the wire protocol's
 /**
  * Hooks as functions: the CLI calls back into the host at points of its loop
  * (before a tool runs, after it ran, when a prompt is submitted, when the
- * turn stops, …) and the host's function answers.
+ * turn stops, …) and the host's function answers. Each event's input is
+ * typed in {@linkcode HookInputs}, its output in `HookSpecificOutputs`.
  *
  * @module
  */
 
-/** Fields every hook input carries. */
-export interface HookInputBase {
-  /** The session id. */
-  session_id: string;
-  /** Path of the session's transcript file (`.jsonl`). */
-  transcript_path: string;
-  /** The CLI's working directory. */
-  cwd: string;
-  /** The permission mode in force. */
-  permission_mode?: string;
-  /** The hook event, for example `"PreToolUse"`. */
-  hook_event_name: string;
-  /** Other fields (`prompt_id`, `effort`, `agent_id`, …), as sent. */
-  [field: string]: unknown;
-}
+import type { HookEvent, HookInputs } from "./hook_inputs.ts";
+import type { AsyncHookOutput, HookOutput } from "./hook_outputs.ts";
 
-/** Inputs per hook event (fields the CLI documents; others pass through). */
-export interface HookInputs {
-  /** Before a tool runs: its name, input and tool use id. */
-  PreToolUse: HookInputBase & {
-    hook_event_name: "PreToolUse";
-    tool_name: string;
-    tool_input: Record<string, unknown>;
-    tool_use_id: string;
-  };
-  /** After a tool ran: its name, input, response and tool use id. */
-  PostToolUse: HookInputBase & {
-    hook_event_name: "PostToolUse";
-    tool_name: string;
-    tool_input: Record<string, unknown>;
-    tool_response: unknown;
-    tool_use_id: string;
-  };
-  /** After a tool failed: its name, input, tool use id and the error. */
-  PostToolUseFailure: HookInputBase & {
-    hook_event_name: "PostToolUseFailure";
-    tool_name: string;
-    tool_input: Record<string, unknown>;
-    tool_use_id: string;
-    error: string;
-  };
-  /** When a prompt is submitted, before the turn starts (before `system/init`). */
-  UserPromptSubmit: HookInputBase & { hook_event_name: "UserPromptSubmit"; prompt: string };
-  /** When the turn stops, before its `result`. */
-  Stop: HookInputBase & { hook_event_name: "Stop"; stop_hook_active: boolean };
-  /** When a sub-agent starts. */
-  SubagentStart: HookInputBase & { hook_event_name: "SubagentStart"; agent_id: string };
-  /** When a sub-agent stops. */
-  SubagentStop: HookInputBase & { hook_event_name: "SubagentStop"; stop_hook_active: boolean };
-  /** When the CLI sends a notification. */
-  Notification: HookInputBase & { hook_event_name: "Notification"; message: string };
-  /** Before the conversation is compacted, manually or automatically. */
-  PreCompact: HookInputBase & { hook_event_name: "PreCompact"; trigger: "manual" | "auto" };
-  /** When a session starts; `source` says how (for example `"startup"` or `"resume"`). */
-  SessionStart: HookInputBase & { hook_event_name: "SessionStart"; source: string };
-  /** When a session ends; `reason` says why. */
-  SessionEnd: HookInputBase & { hook_event_name: "SessionEnd"; reason: string };
-  /** When the CLI is about to ask permission to run a tool. */
-  PermissionRequest: HookInputBase & {
-    hook_event_name: "PermissionRequest";
-    tool_name: string;
-    tool_input: Record<string, unknown>;
-  };
-}
+export type * from "./hook_inputs.ts";
+export type * from "./hook_outputs.ts";
+export type * from "./session_hook_inputs.ts";
+export type * from "./workspace_hook_inputs.ts";
 
-/** A hook event name. */
-export type HookEvent = keyof HookInputs;
-
-/** The hook events the library knows, in the order the CLI documents them. */
-export const HOOK_EVENTS: readonly HookEvent[] = [
+/**
+ * Every hook event, in the order of the official SDK's `HOOK_EVENTS`
+ * (0.3.332). Claude Code 2.1.332 called the host's functions, offline, for
+ * PreToolUse, PostToolUse, PostToolUseFailure, PostToolBatch,
+ * PermissionRequest, UserPromptSubmit, Stop, SubagentStart, SubagentStop,
+ * PreCompact, PostCompact, SessionStart (source `"compact"`) and
+ * MessageDisplay; the others need what an offline session does not have
+ * (teammates, worktrees, elicitations, watched files, …).
+ */
+export const HOOK_EVENTS: readonly HookEvent[] = Object.freeze([
   "PreToolUse",
   "PostToolUse",
   "PostToolUseFailure",
-  "UserPromptSubmit",
-  "Stop",
-  "SubagentStart",
-  "SubagentStop",
+  "PostToolBatch",
   "Notification",
-  "PreCompact",
+  "UserPromptSubmit",
+  "UserPromptExpansion",
   "SessionStart",
   "SessionEnd",
+  "Stop",
+  "StopFailure",
+  "SubagentStart",
+  "SubagentStop",
+  "PreCompact",
+  "PostCompact",
+  "PreModelSwitch",
+  "PostModelSwitch",
   "PermissionRequest",
-];
+  "PermissionDenied",
+  "Setup",
+  "TeammateIdle",
+  "TaskCreated",
+  "TaskCompleted",
+  "Elicitation",
+  "ElicitationResult",
+  "ConfigChange",
+  "WorktreeCreate",
+  "WorktreeRemove",
+  "InstructionsLoaded",
+  "CwdChanged",
+  "FileChanged",
+  "DirectoryAdded",
+  "MessageDisplay",
+  "PreSkillShellCommand",
+]);
 
-/** What a `PreToolUse` hook may decide for the tool. */
-export interface PreToolUseSpecificOutput {
-  /** Always `"PreToolUse"`. */
-  hookEventName: "PreToolUse";
-  /** Allow or deny the tool, or `ask` as usual; after an allow no `can_use_tool` follows. */
-  permissionDecision?: "allow" | "deny" | "ask";
-  /** The reason for the decision. */
-  permissionDecisionReason?: string;
-  /** The input the tool runs with instead. */
-  updatedInput?: Record<string, unknown>;
-}
-
-/** Extra context a hook adds for the model. */
-export interface ContextSpecificOutput {
-  /** The event this output answers. */
-  hookEventName: "UserPromptSubmit" | "PostToolUse" | "SessionStart" | "PostToolUseFailure";
-  /** Text added to the model's context. */
-  additionalContext?: string;
-}
-
-/** What a hook returns (all optional; return nothing to carry on). */
-export interface HookOutput {
-  /** `false` stops the agent after this hook. */
-  continue?: boolean;
-  /** Hide the hook's output. */
-  suppressOutput?: boolean;
-  /** Why the agent stops, when `continue` is `false`. */
-  stopReason?: string;
-  /** Approve or block the action the hook is about. */
-  decision?: "approve" | "block";
-  /** A message shown to the user. */
-  systemMessage?: string;
-  /** The reason for `decision`. */
-  reason?: string;
-  /** Event-specific output, tagged by `hookEventName`. */
-  hookSpecificOutput?: PreToolUseSpecificOutput | ContextSpecificOutput | Record<string, unknown>;
-}
-
-/** Tells the CLI not to wait for this hook. */
-export interface AsyncHookOutput {
-  /** Always `true`: the hook answers later, the CLI carries on. */
-  async: true;
-  /** How long the async hook may take (unit not documented). */
-  asyncTimeout?: number;
-}
+/** What a failing hook does: `"continue"` (the default) goes on, `"block"` blocks the action. */
+export type HookFailurePolicy = "continue" | "block";
 
 /** What a hook gets besides its input. */
 export interface HookContext {
@@ -146,18 +73,45 @@ export interface HookContext {
   readonly toolUseId: string | undefined;
 }
 
-/** A hook function for event `E`. */
+/**
+ * What a hook function for event `E` returns: its output (typed for `E`; an
+ * output typed for any event is accepted too, as 0.2 typed them), an async
+ * marker, or nothing.
+ */
+export type HookResult<E extends HookEvent = HookEvent> =
+  | HookOutput<E>
+  | HookOutput
+  | AsyncHookOutput
+  | void;
+
+/** A hook function for event `E`: gets `E`'s input, returns {@linkcode HookResult}. */
 export type HookCallback<E extends HookEvent = HookEvent> = (
   input: HookInputs[E],
   context: HookContext,
-) => HookOutput | AsyncHookOutput | void | Promise<HookOutput | AsyncHookOutput | void>;
+) => HookResult<E> | Promise<HookResult<E>>;
 
 /** Which calls of an event a hook runs for. */
 export interface HookMatcher<E extends HookEvent = HookEvent> {
   /** A tool name pattern for tool events (for example `"Bash"` or `"Write|Edit"`); all when absent. */
   matcher?: string;
-  /** How long the CLI waits for the hook, in milliseconds (sent rounded up to seconds). */
+  /**
+   * How long the CLI waits for the hook, in milliseconds (sent rounded up to
+   * seconds); `Infinity` sends none, leaving the CLI's own default.
+   */
   timeoutMs?: number;
+  /**
+   * What a failure of these functions (a throw, a rejection, a bad return)
+   * does. `"continue"`: the CLI reports it in a `system/informational`
+   * warning (`tag: "hook_callback_failed"`) and goes on as if the hook
+   * returned nothing. `"block"`: the action the event guards is blocked (a
+   * tool call fails with `… blocking because onFailure is "block"`). The CLI
+   * ignores it on `Stop`, `SubagentStop`, `TaskCompleted` and `TeammateIdle`.
+   * Claude Code 2.1.332 honours it and says so in its `initialize` reply
+   * (`hook_on_failure_supported: true`).
+   *
+   * @default {"continue"}
+   */
+  onFailure?: HookFailurePolicy;
   /** The function (or functions, run by the CLI in turn). */
   run: HookCallback<E> | readonly HookCallback<E>[];
 }
@@ -170,7 +124,12 @@ export interface HookRegistry {
   /** The `hooks` field of `initialize`. */
   readonly initialize: Record<
     string,
-    { matcher?: string; hookCallbackIds: string[]; timeout?: number }[]
+    {
+      matcher?: string;
+      hookCallbackIds: string[];
+      timeout?: number;
+      onFailure?: HookFailurePolicy;
+    }[]
   >;
   /** Callback id to function. */
   readonly callbacks: ReadonlyMap<string, HookCallback>;
@@ -181,7 +140,8 @@ export interface HookRegistry {
  *
  * @param hooks Hooks by event.
  * @returns The `initialize` field and the id lookup.
- * @throws {TypeError} For a matcher without a function.
+ * @throws {TypeError} For an event not in {@linkcode HOOK_EVENTS}, a matcher
+ * without a function, or a bad `matcher`, `timeoutMs` or `onFailure`.
  *
  * @example Register a PreToolUse hook
  * ```ts
@@ -196,37 +156,70 @@ export interface HookRegistry {
  * ```
  */
 export function registerHooks(hooks: HooksOptions): HookRegistry {
+  if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) {
+    throw new TypeError("Cannot register hooks: hooks must be an object of matchers by event");
+  }
   const initialize: HookRegistry["initialize"] = {};
   const callbacks = new Map<string, HookCallback>();
   for (const [event, matchers] of Object.entries(hooks)) {
     if (matchers === undefined) continue;
+    if (!isHookEvent(event)) {
+      throw new TypeError(
+        `Cannot register hooks: ${JSON.stringify(event)} is not a hook event (see HOOK_EVENTS)`,
+      );
+    }
     if (!Array.isArray(matchers)) {
       throw new TypeError(`Cannot register hooks: hooks.${event} must be an array of matchers`);
     }
-    const entries = [];
-    for (const [index, matcher] of (matchers as HookMatcher[]).entries()) {
-      const runs = typeof matcher?.run === "function" ? [matcher.run] : matcher?.run;
-      if (
-        !Array.isArray(runs) || runs.length === 0 || !runs.every((f) => typeof f === "function")
-      ) {
-        throw new TypeError(
-          `Cannot register hooks: hooks.${event}[${index}].run must be a function or an array of functions`,
-        );
-      }
-      const ids = runs.map((run: HookCallback) => {
+    const entries = (matchers as readonly unknown[]).map((matcher, index) =>
+      entryFor(matcher, `hooks.${event}[${index}]`, (run) => {
         const id = `hook_${callbacks.size}`;
         callbacks.set(id, run);
         return id;
-      });
-      entries.push({
-        ...(matcher.matcher === undefined ? {} : { matcher: matcher.matcher }),
-        hookCallbackIds: ids,
-        ...(matcher.timeoutMs === undefined
-          ? {}
-          : { timeout: Math.ceil(matcher.timeoutMs / 1000) }),
-      });
-    }
+      })
+    );
     if (entries.length > 0) initialize[event] = entries;
   }
   return { initialize, callbacks };
+}
+
+function isHookEvent(name: string): name is HookEvent {
+  return (HOOK_EVENTS as readonly string[]).includes(name);
+}
+
+type InitializeEntry = HookRegistry["initialize"][string][number];
+
+/* Checks one matcher and turns it into its `initialize` entry, registering its functions. */
+function entryFor(
+  value: unknown,
+  where: string,
+  register: (run: HookCallback) => string,
+): InitializeEntry {
+  const matcher = (typeof value === "object" && value !== null ? value : {}) as Partial<
+    Record<keyof HookMatcher, unknown>
+  >;
+  const runs = typeof matcher.run === "function" ? [matcher.run] : matcher.run;
+  if (!Array.isArray(runs) || runs.length === 0 || !runs.every((f) => typeof f === "function")) {
+    throw new TypeError(
+      `Cannot register hooks: ${where}.run must be a function or an array of functions`,
+    );
+  }
+  if (matcher.matcher !== undefined && typeof matcher.matcher !== "string") {
+    throw new TypeError(`Cannot register hooks: ${where}.matcher must be a string`);
+  }
+  const { timeoutMs, onFailure } = matcher;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs > 0)) {
+    throw new TypeError(`Cannot register hooks: ${where}.timeoutMs must be a positive number`);
+  }
+  if (onFailure !== undefined && onFailure !== "continue" && onFailure !== "block") {
+    throw new TypeError(`Cannot register hooks: ${where}.onFailure must be "continue" or "block"`);
+  }
+  return {
+    ...(matcher.matcher === undefined ? {} : { matcher: matcher.matcher }),
+    hookCallbackIds: runs.map(register),
+    ...(timeoutMs === undefined || timeoutMs === Infinity
+      ? {}
+      : { timeout: Math.ceil(timeoutMs / 1000) }),
+    ...(onFailure === undefined ? {} : { onFailure }),
+  };
 }

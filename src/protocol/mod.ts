@@ -34,6 +34,10 @@ export type {
   HookOutput,
   PreToolUseSpecificOutput,
 } from "../hooks/hooks.ts";
+export type * from "../hooks/hook_inputs.ts";
+export type * from "../hooks/hook_outputs.ts";
+export type * from "../hooks/session_hook_inputs.ts";
+export type * from "../hooks/workspace_hook_inputs.ts";
 export type {
   AudioContent,
   EmbeddedResourceContent,
