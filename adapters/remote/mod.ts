@@ -13,6 +13,14 @@
  * the last chunk it saw and unacknowledged input is sent again, so nothing is
  * lost or duplicated (pending permission requests included) while the relay
  * keeps the session (its grace period). Heartbeats detect a dead relay.
+ * The relay's `ready` names the CLI's pid only when its policy exposes it
+ * (`policy.exposePid`); the transport's description names it then.
+ *
+ * A browser or worker should not hold the relay's long-lived secret: the
+ * application server mints it a short-lived scoped token with
+ * {@linkcode mintRelayToken} (WebCrypto only, so it runs on the edge too)
+ * and the client passes that as `token`. A reconnection presents the same
+ * token, so a session can resume only while its token is valid.
  *
  * @example Drive a claude that a relay runs elsewhere
  * ```ts ignore
@@ -46,3 +54,9 @@ export {
   type WebSocketConstructor,
 } from "./remote_options.ts";
 export type { SpawnRequest } from "../../src/remote/wire.ts";
+export {
+  MAX_RELAY_TOKEN_TTL_SECONDS,
+  mintRelayToken,
+  type MintRelayTokenOptions,
+  type RelayTokenPolicy,
+} from "../../src/remote/relay_token.ts";
