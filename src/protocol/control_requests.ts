@@ -3,8 +3,10 @@
 /**
  * Every host-to-CLI control request subtype the CLI (2.1.332) knows, with
  * the fields it takes and the reply it documents. `session.request(subtype,
- * fields)` is typed by this map. Replies are typed as documented, not
- * validated: fields may be missing on other CLI versions.
+ * fields)` is typed by this map. Replies are typed as the official SDK
+ * (0.3.332) documents them and as 2.1.332 sent them offline (every reply of
+ * a subtype the SDK wraps was seen, `mcp_reconnect` of a live server
+ * excepted), not validated: fields may be missing on other CLI versions.
  *
  * @module
  */
@@ -95,6 +97,72 @@ export interface AgentDefinition {
   [field: string]: unknown;
 }
 
+/** A reply without a payload (the CLI sends `{}` or no `response` at all). */
+export type NoPayload = Record<string, never>;
+
+/** The `mcp_set_servers` reply. */
+export interface McpSetServersResult {
+  /** Servers that were added. */
+  added: string[];
+  /** Servers that were removed. */
+  removed: string[];
+  /** Why a server failed to connect, by name. */
+  errors: Record<string, string>;
+}
+
+/** The `read_file` reply. */
+export interface ReadFileResponse {
+  /** The contents, as text or (with `encoding: "base64"`) base64. */
+  contents: string;
+  /** The file's absolute path. */
+  absPath: string;
+  /** `true` when `max_bytes` cut it short. */
+  truncated?: boolean;
+  /** `"base64"` when asked for; absent for UTF-8. */
+  encoding?: "base64";
+  /** For UTF-8: `true` when bytes were not valid UTF-8 (replaced by U+FFFD). */
+  lossy?: boolean;
+  /** The path as asked for. */
+  requested_path?: string;
+}
+
+/** The `reload_plugins` reply. */
+export interface ReloadPluginsResponse {
+  /** The slash commands now available. */
+  commands: SlashCommandInfo[];
+  /** The sub-agents now available. */
+  agents: { name: string; description?: string; model?: string }[];
+  /** The plugins now loaded. */
+  plugins: { name: string; path: string; source?: string; version?: string }[];
+  /** The MCP servers and their status. */
+  mcpServers: McpServerStatus[];
+  /** How many plugins failed to load. */
+  error_count: number;
+  /** With `hold_on_cache_impact`: `true` when nothing was applied. */
+  held?: boolean;
+}
+
+/** The `get_usage` reply (experimental in the SDK: its shape may change). */
+export interface UsageResponse {
+  /** Cost and usage of this session. */
+  session: {
+    total_cost_usd: number;
+    total_api_duration_ms: number;
+    total_duration_ms: number;
+    total_lines_added: number;
+    total_lines_removed: number;
+    model_usage: Record<string, Record<string, unknown>>;
+  };
+  /** The claude.ai plan (`"pro"`, `"max"`, …), or `null` with an API key. */
+  subscription_type: string | null;
+  /** `false` when plan rate limits do not apply (an API key). */
+  rate_limits_available: boolean;
+  /** Plan rate-limit windows, or `null`. */
+  rate_limits: Record<string, unknown> | null;
+  /** What drove usage, from local transcripts, or `null`. */
+  behaviors: Record<string, unknown> | null;
+}
+
 /** Control request subtypes: the request fields and the reply. */
 export interface ControlRequestMap {
   /** Configures the session (system prompt, hooks, agents, SDK MCP servers, …); replies with what the CLI offers. */
@@ -145,17 +213,38 @@ export interface ControlRequestMap {
     request: { server_name: string; message: unknown };
     response: Record<string, unknown>;
   };
-  /** Sets the MCP servers, as configs keyed by server name. */
+  /**
+   * Replaces the MCP servers added at run time, as configs keyed by server
+   * name (`{ type: "sdk", name }` for an in-process one); replies with what
+   * changed. Seen: a server that cannot start is still `added`, its error
+   * in `errors`.
+   */
   mcp_set_servers: {
     request: { servers: Record<string, unknown> };
-    response: Record<string, unknown>;
+    response: McpSetServersResult;
   };
-  /** Reconnects the named MCP server. */
-  mcp_reconnect: { request: { serverName: string }; response: Record<string, unknown> };
-  /** Enables or disables the named MCP server. */
-  mcp_toggle: {
-    request: { serverName: string; enabled: boolean };
-    response: Record<string, unknown>;
+  /** Reconnects the named MCP server; no payload (an unknown server is an error reply). */
+  mcp_reconnect: { request: { serverName: string }; response: NoPayload };
+  /** Enables or disables the named MCP server; no payload. */
+  mcp_toggle: { request: { serverName: string; enabled: boolean }; response: NoPayload };
+  /**
+   * Sets (or with `null` clears) how the named MCP server's tools are
+   * approved: `"default"` asks per call, `"auto"` lets the auto-mode
+   * classifier decide. Replies with a `warning` when no server of that name
+   * is known (the override is still stored).
+   */
+  set_mcp_permission_mode_override: {
+    request: { serverName: string; mode: "default" | "auto" | null };
+    response: { warning?: string };
+  };
+  /**
+   * Reads a file of the session (relative to its working directory), under
+   * the Read tool's permission rules; a denied or missing file is an error
+   * reply (`read denied: <path>`).
+   */
+  read_file: {
+    request: { path: string; max_bytes?: number; encoding?: "utf-8" | "base64" };
+    response: ReadFileResponse;
   };
   /** Calls an MCP tool with `arguments` (not exercised here). */
   mcp_call: {
@@ -176,31 +265,49 @@ export interface ControlRequestMap {
   set_color: { request: Record<string, unknown>; response: Record<string, unknown> };
   /** Tells the CLI whether the host has subscribers (fields not documented here). */
   set_has_subscribers: { request: Record<string, unknown>; response: Record<string, unknown> };
-  /** Seeds the CLI's read state of `path` at `mtime` (not documented further). */
-  seed_read_state: { request: { path: string; mtime: number }; response: Record<string, unknown> };
+  /**
+   * Tells the CLI that `path` was read at `mtime` (floored milliseconds), so
+   * an Edit works after the Read left the context; skipped when the file
+   * changed since. No payload.
+   */
+  seed_read_state: { request: { path: string; mtime: number }; response: NoPayload };
   /** Registers a repository root (fields not documented here). */
   register_repo_root: { request: Record<string, unknown>; response: Record<string, unknown> };
-  /** Reloads plugins. */
-  reload_plugins: { request: Record<string, never>; response: Record<string, unknown> };
-  /** Reloads skills. */
-  reload_skills: { request: Record<string, never>; response: Record<string, unknown> };
-  /** Reloads output styles. */
-  reload_output_styles: { request: Record<string, never>; response: Record<string, unknown> };
-  /** Stops the given background task. */
-  stop_task: { request: { task_id: string }; response: Record<string, unknown> };
-  /** Lists background tasks, optionally those of one tool use. */
-  background_tasks: { request: { tool_use_id?: string }; response: Record<string, unknown> };
+  /** Reloads plugins from disk; replies with the refreshed commands, agents, plugins and servers. */
+  reload_plugins: {
+    request: { hold_on_cache_impact?: boolean; add_plugins?: unknown[]; refuse_if_busy?: boolean };
+    response: ReloadPluginsResponse;
+  };
+  /** Reloads skills from disk; replies with the skills now available. */
+  reload_skills: { request: Record<string, never>; response: { skills: SlashCommandInfo[] } };
+  /** Re-reads the output styles; replies with every style's name. */
+  reload_output_styles: {
+    request: Record<string, never>;
+    response: { available_output_styles: string[] };
+  };
+  /** Stops a running task (a `task_notification` with `"stopped"` follows); replies `{}`. */
+  stop_task: { request: { task_id: string }; response: NoPayload };
+  /**
+   * Sends running foreground tasks (Bash, sub-agents) to the background, or
+   * only the one started by `tool_use_id`. Replies `{}` without an id, and
+   * `{ backgrounded }` with one (`false`: no such foreground task).
+   */
+  background_tasks: { request: { tool_use_id?: string }; response: { backgrounded?: boolean } };
   /** Fetches the output of the given background task. */
   get_task_output: { request: { task_id: string }; response: Record<string, unknown> };
-  /** Applies `settings` as flag settings (not documented further). */
+  /** Merges `settings` into the session's flag settings (`null` removes a key); no payload. */
   apply_flag_settings: {
     request: { settings: Record<string, unknown> };
-    response: Record<string, unknown>;
+    response: NoPayload;
   };
-  /** Updates the settings of one `source`. */
+  /**
+   * Writes settings to a settings file through the CLI's own writer and
+   * applies them: `localSettings` takes `outputStyle`, `userSettings`
+   * `effortLevel`; another key is an error reply. Replies `{}`.
+   */
   update_settings: {
-    request: { source: string; settings: Record<string, unknown> };
-    response: Record<string, unknown>;
+    request: { source: "localSettings" | "userSettings"; settings: Record<string, unknown> };
+    response: NoPayload;
   };
   /** Lists the configured hooks. */
   get_hooks_listing: { request: Record<string, never>; response: Record<string, unknown> };
@@ -208,15 +315,14 @@ export interface ControlRequestMap {
   list_permission_rules: { request: Record<string, never>; response: Record<string, unknown> };
   /** Lists the models available. */
   list_models: { request: Record<string, never>; response: Record<string, unknown> };
-  /** Reports usage. */
-  get_usage: { request: Record<string, never>; response: Record<string, unknown> };
+  /** Reports the session's cost and usage, and plan rate limits where they apply (experimental). */
+  get_usage: { request: { skip_behaviors?: boolean }; response: UsageResponse };
   /** Reports the session's cost. */
   get_session_cost: { request: Record<string, never>; response: Record<string, unknown> };
   /** Reports the CLI binary's version. */
   get_binary_version: { request: Record<string, never>; response: Record<string, unknown> };
   /** Suggests files matching `query`. */
   file_suggestions: { request: { query: string }; response: Record<string, unknown> };
-  /** Cancels a queued message by its `uuid` (not documented further). */
   /** Withdraws a queued user line before it runs (observed reply: `{cancelled, message_uuid}`). */
   cancel_async_message: {
     request: { message_uuid: string };
