@@ -9,6 +9,14 @@ import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { heartbeat } from "../../src/remote/_heartbeat.ts";
 import type { ClientMessage, RelayMessage, SpawnRequest } from "../../src/remote/wire.ts";
 import { parseClientFrame } from "../../src/remote/wire_parse.ts";
+import type { Access, Credential } from "./_access.ts";
+import {
+  closeWhenQuiet,
+  EarlyFrames,
+  frameBytes,
+  frameTooLarge,
+  inputOverflow,
+} from "./_frame_bounds.ts";
 import { closeCodeFor, Refusal } from "./_policy.ts";
 import type { Peer, RelaySession } from "./_relay_session.ts";
 
@@ -18,24 +26,29 @@ export interface ConnectionHost {
   readonly heartbeatMs: number;
   /** How long to wait for the hello (Infinity: no limit). */
   readonly helloTimeoutMs: number;
-  /** Whether connections may resume sessions. */
-  readonly allowResume: boolean;
+  /** The largest text frame taken, in bytes, checked before parsing. */
+  readonly maxFrameBytes: number;
+  /** The most bytes of input held for the CLI (frames queued while it starts included). */
+  readonly maxPendingInputBytes: number;
   /** True once the relay is closing. */
   readonly closing: boolean;
   /**
-   * Spawns a session for a spawn request.
+   * Spawns a session for a spawn request, owned by the credential.
    *
    * @throws {Refusal} When it is not allowed or fails.
    */
-  spawn(request: SpawnRequest | undefined): Promise<RelaySession>;
-  /** The session with this token, if any. */
-  find(token: string): RelaySession | undefined;
+  spawn(request: SpawnRequest | undefined, credential: Credential): Promise<RelaySession>;
+  /**
+   * The live session with this token if the owner owns it, else undefined:
+   * an unknown session and another owner's look the same, in about the same time.
+   */
+  find(token: string, owner: string): RelaySession | undefined;
+  /** Called once when the connection has a session, or is done without one. */
+  settled(connection: RelayConnection): void;
   /** Called once when the connection is done. */
   removeConnection(connection: RelayConnection): void;
 }
 
-/** Messages taken while the session is being spawned, at most. */
-const MAX_QUEUED = 1024;
 /** The most bytes of a close reason (the WebSocket limit is 123). */
 const MAX_REASON_BYTES = 120;
 
@@ -49,9 +62,14 @@ export class RelayConnection implements Peer {
   readonly #host: ConnectionHost;
   #state: State = "hello";
   #session: RelaySession | undefined;
-  #queued: string[] = [];
+  #credential: Credential | undefined;
+  /** Frames that arrive while the session starts. */
+  readonly #early: EarlyFrames;
+  #settled = false;
   #lastSeen = Date.now();
   #helloTimer: Deadline | undefined;
+  /** Cancels the wait of a refused connection for its client to be quiet. */
+  #stopLinger: (() => void) | undefined;
   /** Aborted when the connection is done: stops the heartbeat. */
   readonly #done = new AbortController();
 
@@ -60,26 +78,22 @@ export class RelayConnection implements Peer {
    *
    * @param socket The server side of the WebSocket.
    * @param host The relay.
-   * @param authorized Whether the token was accepted.
+   * @param access The credential it was admitted with, or the refusal to send it.
    */
-  constructor(socket: WebSocket, host: ConnectionHost, authorized: boolean) {
+  constructor(socket: WebSocket, host: ConnectionHost, access: Access) {
     this.#socket = socket;
     this.#host = host;
+    this.#early = new EarlyFrames(host.maxPendingInputBytes);
     socket.binaryType = "arraybuffer";
     const { promise, resolve } = Promise.withResolvers<void>();
     this.closed = promise;
     socket.onopen = () => {
       if (this.#state === "closed") return;
-      if (!authorized) {
-        this.#refuse(
-          new Refusal(
-            "unauthorized",
-            "Cannot connect to the relay: the bearer token is missing or wrong; pass a token " +
-              "the relay was started with",
-          ),
-        );
+      if (!access.ok) {
+        this.#refuse(access.refusal);
         return;
       }
+      this.#credential = access.credential;
       const timer = this.#helloTimer = deadline(host.helloTimeoutMs);
       timer.signal.addEventListener("abort", () => {
         this.#helloTimer = undefined;
@@ -89,6 +103,7 @@ export class RelayConnection implements Peer {
     socket.onmessage = (event) => this.#onMessage(event);
     socket.onerror = () => {};
     socket.onclose = () => {
+      this.#stopLinger?.();
       this.#state = "closed";
       this.#cleanUp();
       resolve();
@@ -133,6 +148,10 @@ export class RelayConnection implements Peer {
     if (this.#state === "closed") return;
     this.#state = "closed";
     this.#cleanUp();
+    this.#closeSocket(code, reason);
+  }
+
+  #closeSocket(code: number | undefined, reason: string): void {
     try {
       if (code === undefined) this.#socket.close();
       else this.#socket.close(code, cutReason(reason));
@@ -150,9 +169,16 @@ export class RelayConnection implements Peer {
     this.sendText(JSON.stringify(message));
   }
 
+  /** Sends the refusal, detaches, and closes with its reason once the client is quiet. */
   #refuse(refusal: Refusal): void {
+    if (this.#state === "closed") return;
     this.send({ t: "error", kind: refusal.kind, message: refusal.message });
-    this.end(closeCodeFor(refusal.kind), refusal.message);
+    this.#state = "closed";
+    this.#cleanUp();
+    this.#stopLinger = closeWhenQuiet(
+      () => this.#lastSeen,
+      () => this.#closeSocket(closeCodeFor(refusal.kind), refusal.message),
+    );
   }
 
   #protocolError(message: string): void {
@@ -163,27 +189,33 @@ export class RelayConnection implements Peer {
     if (this.#done.signal.aborted) return;
     this.#done.abort();
     this.#clearHelloTimer();
-    this.#queued = [];
+    this.#settle();
+    this.#early.take();
     this.#session?.detach(this);
     this.#host.removeConnection(this);
   }
 
   #onMessage(event: MessageEvent): void {
-    if (this.#state === "closed") return;
     this.#lastSeen = Date.now();
-    if (typeof event.data !== "string") {
+    if (this.#state === "closed" || this.#credential === undefined) return;
+    const data: unknown = event.data;
+    // Checked before anything reads it.
+    const max = this.#host.maxFrameBytes;
+    const size = frameBytes(data, max);
+    if (size > max) {
+      this.#refuse(frameTooLarge(max));
+      return;
+    }
+    if (typeof data !== "string") {
       this.#protocolError("The relay takes only text frames from clients");
       return;
     }
     if (this.#state === "starting") {
-      if (this.#queued.length >= MAX_QUEUED) {
-        this.#protocolError("Too many messages before ready");
-      } else {
-        this.#queued.push(event.data);
-      }
+      const refusal = this.#early.hold(data, size);
+      if (refusal !== undefined) this.#refuse(refusal);
       return;
     }
-    this.#handle(event.data);
+    this.#handle(data);
   }
 
   #handle(text: string): void {
@@ -212,8 +244,15 @@ export class RelayConnection implements Peer {
     const session = this.#session!;
     switch (message.t) {
       case "in":
-        if (session.input(message.seq, message.line) === "gap") {
-          this.#protocolError(`Input ${message.seq} arrived before the input before it`);
+        switch (session.input(message.seq, message.line)) {
+          case "gap":
+            this.#protocolError(`Input ${message.seq} arrived before the input before it`);
+            return;
+          case "full":
+            this.#refuse(inputOverflow(session.pendingInputBytes, this.#host.maxPendingInputBytes));
+            return;
+          case "ok":
+            return;
         }
         return;
       case "ack":
@@ -243,7 +282,7 @@ export class RelayConnection implements Peer {
       return;
     }
     this.#state = "starting";
-    this.#host.spawn(message.spawn).then(
+    this.#host.spawn(message.spawn, this.#credential!).then(
       (session) => {
         if (this.#state === "closed" || this.#host.closing) {
           // Nobody learned the token: nothing can resume it.
@@ -262,7 +301,11 @@ export class RelayConnection implements Peer {
   }
 
   #resume(token: string, after: number): void {
-    const session = this.#host.allowResume ? this.#host.find(token) : undefined;
+    const credential = this.#credential!;
+    // Another owner's session is answered exactly as an unknown one, before anything about
+    // it (how much output it has) can show.
+    const found = this.#host.find(token, credential.owner);
+    const session = credential.policy.allowResume ? found : undefined;
     if (session === undefined) {
       this.#refuse(
         new Refusal(
@@ -295,6 +338,7 @@ export class RelayConnection implements Peer {
   #attach(session: RelaySession, after: number, resumed: boolean): void {
     this.#session = session;
     this.#state = "open";
+    this.#settle();
     session.attach(this, after, resumed);
     this.#lastSeen = Date.now();
     void heartbeat(this.#host.heartbeatMs, this.#done.signal, {
@@ -303,12 +347,16 @@ export class RelayConnection implements Peer {
       // Treated as a dropped connection: the session waits for a resume.
       silent: () => this.end(undefined),
     });
-    const queued = this.#queued;
-    this.#queued = [];
-    for (const text of queued) {
+    for (const text of this.#early.take()) {
       if (this.#state !== "open") break;
       this.#handle(text);
     }
+  }
+
+  #settle(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#host.settled(this);
   }
 
   #clearHelloTimer(): void {

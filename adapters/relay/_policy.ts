@@ -9,23 +9,30 @@ import { DuplexError } from "../../src/errors.ts";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { CLOSE, Refusal, type RelayErrorKind } from "../../src/remote/wire.ts";
 import { parseSpawnRequest, SPAWN_OPTIONS } from "../../src/remote/wire_parse.ts";
+import type { RelayTokenPolicy } from "../../src/remote/relay_token.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { DEFAULT_PERMISSION_MODES, type RelayPolicy } from "./relay_policy.ts";
 
 export { Refusal };
 export type { RelayPolicy };
 
-/** The policy with its defaults filled in. */
+/** The policy with its defaults filled in (the relay's, or one narrowed by a scoped token). */
 export interface CheckedPolicy {
+  /** The models allowed; undefined: any name matching the model name pattern. */
   readonly models: readonly string[] | undefined;
   readonly permissionModes: readonly string[];
   readonly maxTurns: number | undefined;
   readonly allowResume: boolean;
   readonly allowPartialMessages: boolean;
+  readonly exposePid: boolean;
+  /** A scoped token's folder (relative to the workspace) that confines its sessions. */
+  readonly cwd: string | undefined;
 }
 
-const MODEL_NAME = /^[A-Za-z0-9._-]{1,64}$/;
-const RESUME_ID = /^[A-Za-z0-9._:-]{1,256}$/;
+/** A model name a client may ask for when the policy lists none: no spaces, no leading dash. */
+const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** A CLI session id or name to resume: no spaces, no leading dash. */
+const RESUME_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,255}$/;
 
 /** The standard WebSocket close code of a server-side failure. */
 const INTERNAL_ERROR = 1011;
@@ -40,6 +47,7 @@ export function closeCodeFor(kind: RelayErrorKind): number {
   if (kind === "protocol") return CLOSE.protocol;
   if (kind === "unknown_session" || kind === "resume_gap") return CLOSE.cannotResume;
   if (kind === "spawn_failed") return INTERNAL_ERROR;
+  if (kind === "too_large") return CLOSE.tooBig;
   return CLOSE.policy;
 }
 
@@ -62,6 +70,39 @@ export function checkPolicy(policy: RelayPolicy | undefined): CheckedPolicy {
     maxTurns: policy.maxTurns === undefined ? undefined : positiveInteger(policy.maxTurns),
     allowResume: flag("policy.allowResume", policy.allowResume, true),
     allowPartialMessages: flag("policy.allowPartialMessages", policy.allowPartialMessages, true),
+    exposePid: flag("policy.exposePid", policy.exposePid, false),
+    cwd: undefined,
+  };
+}
+
+/**
+ * Narrows the relay's policy by a scoped token's: lists are intersected,
+ * `maxTurns` is the smaller, a flag holds only when both allow it. A token
+ * can never widen the relay's policy.
+ *
+ * @param relay The relay's checked policy.
+ * @param token The token's (checked) policy claim.
+ * @returns The policy the token's holder gets.
+ */
+export function narrowPolicy(relay: CheckedPolicy, token: RelayTokenPolicy): CheckedPolicy {
+  const relayModels = relay.models;
+  const models = token.models === undefined
+    ? relayModels
+    : token.models.filter((model) =>
+      relayModels === undefined ? MODEL_NAME.test(model) : relayModels.includes(model)
+    );
+  const modes = token.permissionModes;
+  const turns = [relay.maxTurns, token.maxTurns].filter((n) => n !== undefined);
+  return {
+    models,
+    permissionModes: modes === undefined
+      ? relay.permissionModes
+      : relay.permissionModes.filter((mode) => modes.includes(mode)),
+    maxTurns: turns.length === 0 ? undefined : Math.min(...turns),
+    allowResume: relay.allowResume && token.allowResume !== false,
+    allowPartialMessages: relay.allowPartialMessages && token.allowPartialMessages !== false,
+    exposePid: relay.exposePid && token.exposePid !== false,
+    cwd: token.cwd,
   };
 }
 
@@ -128,7 +169,10 @@ export async function spawnOptions(
     if (!RESUME_ID.test(r.resume)) refuse("resume", r.resume);
     options.resume = r.resume;
   }
-  options.cwd = await resolveCwd(workspace, r.cwd);
+  const root = policy.cwd === undefined
+    ? workspace
+    : await resolveCwd(workspace, policy.cwd, "the token's cwd");
+  options.cwd = await resolveCwd(root, r.cwd);
   return options as SubprocessOptions;
 }
 
@@ -136,24 +180,29 @@ export async function spawnOptions(
  * Resolves a client's working directory inside the workspace, following
  * symbolic links, and refuses one outside of it.
  *
- * @param workspace The real path of the workspace root.
+ * @param workspace The real path of the workspace root (or of a token's folder in it).
  * @param cwd The client's relative path, if any.
+ * @param name What the path is, for the refusal.
  * @returns The real path to run in.
  */
-export async function resolveCwd(workspace: string, cwd: string | undefined): Promise<string> {
+export async function resolveCwd(
+  workspace: string,
+  cwd: string | undefined,
+  name = "cwd",
+): Promise<string> {
   if (cwd === undefined || cwd === "" || cwd === ".") return workspace;
   if (cwd.includes("\0") || isAbsolute(cwd) || /^[A-Za-z]:/.test(cwd) || cwd.startsWith("\\")) {
-    refuse("cwd", cwd, "it must be a path relative to the workspace");
+    refuse(name, cwd, "it must be a path relative to the workspace");
   }
   const target = resolve(workspace, cwd);
-  if (!inside(workspace, target)) refuse("cwd", cwd, "it leaves the workspace");
+  if (!inside(workspace, target)) refuse(name, cwd, "it leaves the workspace");
   let real: string;
   try {
     real = await Deno.realPath(target);
   } catch {
-    refuse("cwd", cwd, "no such folder in the workspace");
+    refuse(name, cwd, "no such folder in the workspace");
   }
-  if (!inside(workspace, real)) refuse("cwd", cwd, "it leaves the workspace");
+  if (!inside(workspace, real)) refuse(name, cwd, "it leaves the workspace");
   return real;
 }
 

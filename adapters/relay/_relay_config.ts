@@ -7,6 +7,7 @@
 import { checkMs } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
+import { RelayTokenVerifier } from "../../src/remote/verify_relay_token.ts";
 import { type CheckedPolicy, checkPolicy } from "./_policy.ts";
 import * as defaults from "./relay_options.ts";
 import type { RelayOptions } from "./relay_options.ts";
@@ -14,6 +15,10 @@ import type { RelayOptions } from "./relay_options.ts";
 /** The relay's options, checked, with their defaults applied. */
 export interface Config {
   readonly tokens: readonly string[];
+  /** The secrets of scoped tokens (empty: none are taken). */
+  readonly secrets: readonly string[];
+  /** The allowed `Origin` values; undefined: any. */
+  readonly allowedOrigins: ReadonlySet<string> | undefined;
   readonly hostname: string;
   readonly port: number;
   readonly cli: SubprocessOptions;
@@ -24,6 +29,9 @@ export interface Config {
   readonly maxSessions: number;
   readonly heartbeatMs: number;
   readonly helloTimeoutMs: number;
+  readonly maxFrameBytes: number;
+  readonly maxPendingInputBytes: number;
+  readonly maxPendingConnections: number;
   readonly signal: AbortSignal | undefined;
 }
 
@@ -34,18 +42,30 @@ export interface Config {
  * @returns The settings.
  * @throws {DuplexError} `invalid_argument` for an unusable value (no tokens, a missing workspace).
  * @throws {TypeError} For an option of the wrong type.
- * @throws {RangeError} For a `…Ms` option out of range.
+ * @throws {RangeError} For a `…Ms` option out of range, or a secret shorter than 32 bytes.
  */
 export function checkOptions(options: RelayOptions): Config {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("Cannot serve the relay: options must be an object");
   }
-  const tokens = options.tokens;
+  const tokens = options.tokens ?? [];
   if (!Array.isArray(tokens) || tokens.some((token) => typeof token !== "string")) {
     throw new TypeError("Cannot serve the relay: tokens must be an array of strings");
   }
-  if (tokens.length === 0 || tokens.some((token) => token.length === 0)) {
-    throw invalid("tokens must hold at least one token, and no empty one");
+  if (tokens.some((token) => token.length === 0)) throw invalid("tokens must hold no empty token");
+  const secrets = options.secrets ?? [];
+  if (!Array.isArray(secrets)) {
+    throw new TypeError("Cannot serve the relay: secrets must be an array of strings");
+  }
+  if (secrets.length > 0) {
+    // Checks them (one or two, each of 32 bytes at least); the relay imports its own keys.
+    void new RelayTokenVerifier(secrets, "Cannot serve the relay");
+  }
+  if (tokens.length === 0 && secrets.length === 0) {
+    throw invalid(
+      "pass tokens (static bearer tokens), secrets (for scoped tokens from mintRelayToken), " +
+        "or both",
+    );
   }
   const hostname = options.hostname ?? "127.0.0.1";
   if (typeof hostname !== "string" || hostname === "") {
@@ -70,6 +90,8 @@ export function checkOptions(options: RelayOptions): Config {
   }
   return {
     tokens: [...tokens],
+    secrets: [...secrets],
+    allowedOrigins: checkOrigins(options.allowedOrigins),
     hostname,
     port,
     cli,
@@ -85,8 +107,41 @@ export function checkOptions(options: RelayOptions): Config {
       defaults.DEFAULT_HELLO_TIMEOUT_MS,
       1,
     ),
+    maxFrameBytes: count("maxFrameBytes", options.maxFrameBytes, defaults.DEFAULT_MAX_FRAME_BYTES),
+    maxPendingInputBytes: count(
+      "maxPendingInputBytes",
+      options.maxPendingInputBytes,
+      defaults.DEFAULT_MAX_PENDING_INPUT_BYTES,
+    ),
+    maxPendingConnections: count(
+      "maxPendingConnections",
+      options.maxPendingConnections,
+      defaults.DEFAULT_MAX_PENDING_CONNECTIONS,
+    ),
     signal,
   };
+}
+
+function checkOrigins(origins: unknown): ReadonlySet<string> | undefined {
+  if (origins === undefined) return undefined;
+  if (!Array.isArray(origins) || origins.some((origin) => typeof origin !== "string")) {
+    throw new TypeError("Cannot serve the relay: allowedOrigins must be an array of strings");
+  }
+  for (const origin of origins) {
+    let parsed: string | undefined;
+    try {
+      parsed = new URL(origin).origin;
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed !== origin || parsed === "null") {
+      throw invalid(
+        `allowedOrigins holds ${JSON.stringify(origin)}, which is not an origin: write ` +
+          `scheme://host[:port] without a path or trailing slash, e.g. https://app.example.com`,
+      );
+    }
+  }
+  return new Set(origins);
 }
 
 function checkWorkspace(workspace: unknown): string {

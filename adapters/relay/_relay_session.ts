@@ -6,6 +6,7 @@
  */
 
 import { type Deadline, deadline } from "../../src/_deadline.ts";
+import { utf8Length } from "../../src/_utf8.ts";
 import { base64url, CLOSE, encodeOutput, type RelayMessage } from "../../src/remote/wire.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
@@ -22,6 +23,12 @@ export interface Peer {
 
 /** Settings of a session. */
 export interface SessionSettings {
+  /** The credential that created it (see `Credential.owner`); only it may resume. */
+  readonly owner: string;
+  /** Whether `ready` tells the CLI's pid. */
+  readonly exposePid: boolean;
+  /** The most input bytes received and not yet written to the CLI. */
+  readonly maxPendingInputBytes: number;
   /** How long the process is kept without a connection, and after its exit (Infinity: no limit). */
   readonly graceMs: number;
   /** Whether a connection may resume the session; if not, a disconnect ends it. */
@@ -32,8 +39,11 @@ export interface SessionSettings {
   readonly onForget: (session: RelaySession, done: Promise<void>) => void;
 }
 
-/** How the session answers an input line. */
-export type InputResult = "ok" | "gap";
+/**
+ * How the session answers an input line: taken, a gap in the sequence, or
+ * refused because `maxPendingInputBytes` are waiting for the CLI already.
+ */
+export type InputResult = "ok" | "gap" | "full";
 
 const encoder = new TextEncoder();
 
@@ -48,6 +58,8 @@ export class RelaySession {
   #outSeq = 0;
   #received = 0;
   #applied = 0;
+  /** Bytes of input taken and not yet written to the CLI. */
+  #pendingBytes = 0;
   #writing: Promise<void> = Promise.resolve();
   #peer: Peer | undefined;
   #timer: Deadline | undefined;
@@ -91,6 +103,16 @@ export class RelaySession {
     return this.#forgotten;
   }
 
+  /** Bytes of input taken and not yet written to the CLI. */
+  get pendingInputBytes(): number {
+    return this.#pendingBytes;
+  }
+
+  /** The credential that created it (`Credential.owner`): the only one that may resume it. */
+  get owner(): string {
+    return this.#settings.owner;
+  }
+
   /**
    * Tells whether a resume after `after` can be served.
    *
@@ -117,7 +139,7 @@ export class RelaySession {
     if (previous !== undefined && previous !== peer) {
       previous.end(CLOSE.replaced, "Another connection resumed the session");
     }
-    const pid = this.pid;
+    const pid = this.#settings.exposePid ? this.pid : undefined;
     const { graceMs } = this.#settings;
     peer.sendText(text({
       t: "ready",
@@ -151,7 +173,8 @@ export class RelaySession {
    *
    * @param seq Its input sequence number.
    * @param line The JSON text.
-   * @returns `"gap"` when `seq` skips a number (a protocol error).
+   * @returns `"gap"` when `seq` skips a number (a protocol error), `"full"` when taking it
+   * would hold more than `maxPendingInputBytes` for the CLI (the line is not taken).
    */
   input(seq: number, line: string): InputResult {
     if (seq <= this.#received) {
@@ -160,6 +183,9 @@ export class RelaySession {
       return "ok";
     }
     if (seq !== this.#received + 1) return "gap";
+    const bytes = utf8Length(line) + 1;
+    if (this.#pendingBytes + bytes > this.#settings.maxPendingInputBytes) return "full";
+    this.#pendingBytes += bytes;
     this.#received = seq;
     this.#writing = this.#writing.then(async () => {
       try {
@@ -167,6 +193,7 @@ export class RelaySession {
       } catch {
         // The CLI has gone: the exit message tells the client.
       }
+      this.#pendingBytes -= bytes;
       this.#applied = seq;
       this.#peer?.sendText(text({ t: "ack", seq }));
     });

@@ -3,13 +3,21 @@
  * cannot spawn processes (edge workers), over one WebSocket per session
  * connection (`@duplex/claude/remote` is the client).
  *
- * The relay authenticates each connection with a bearer token, decides what
- * a client may spawn (its policy: models, permission modes, turn limit,
- * working folder inside the workspace), spawns one `claude` per session
- * with the subprocess adapter, and forwards between the socket and the
- * process. A dropped connection can resume within `graceMs`: the relay
- * keeps the unacknowledged output (bounded by `bufferBytes`) and replays it,
- * and applies each input line once.
+ * The relay admits each connection by its `Origin` (`allowedOrigins`) and
+ * its bearer token: a long-lived static token (`tokens`, for servers), or a
+ * short-lived scoped token, an HS256 JWT the application server mints per
+ * user with {@linkcode mintRelayToken} (`secrets`, two at once for
+ * rotation), whose policy narrows the relay's. Every session is bound to the
+ * credential that started it (the static token, or the JWT's subject): no
+ * one else can resume it. The relay decides what a client may spawn (its
+ * policy: models, permission modes, turn limit, working folder inside the
+ * workspace), spawns one `claude` per session with the subprocess adapter,
+ * and forwards between the socket and the process, within bounds: frame size
+ * (`maxFrameBytes`), input waiting for the CLI (`maxPendingInputBytes`),
+ * connections in their handshake (`maxPendingConnections`). A dropped
+ * connection can resume within `graceMs`: the relay keeps the
+ * unacknowledged output (bounded by `bufferBytes`) and replays it, and
+ * applies each input line once.
  *
  * Run it with `deno task relay`, or from code:
  *
@@ -35,6 +43,9 @@ export {
   DEFAULT_GRACE_MS,
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_HELLO_TIMEOUT_MS,
+  DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_PENDING_CONNECTIONS,
+  DEFAULT_MAX_PENDING_INPUT_BYTES,
   DEFAULT_MAX_SESSIONS,
   type RelayOptions,
   type RelayPolicy,
@@ -42,3 +53,16 @@ export {
   serveRelay,
 } from "./relay_server.ts";
 export { DEFAULT_PERMISSION_MODES } from "./relay_policy.ts";
+export {
+  MAX_RELAY_TOKEN_TTL_SECONDS,
+  mintRelayToken,
+  type MintRelayTokenOptions,
+  type RelayTokenPolicy,
+} from "../../src/remote/relay_token.ts";
+export {
+  RELAY_TOKEN_CLOCK_SKEW_SECONDS,
+  type RelayTokenCheck,
+  type VerifiedRelayToken,
+  verifyRelayToken,
+  type VerifyRelayTokenOptions,
+} from "../../src/remote/verify_relay_token.ts";

@@ -17,11 +17,41 @@ export const DEFAULT_MAX_SESSIONS = 16;
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 /** Default of {@linkcode RelayOptions.helloTimeoutMs}. */
 export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
+/** Default of {@linkcode RelayOptions.maxFrameBytes}: 16 MiB. */
+export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
+/** Default of {@linkcode RelayOptions.maxPendingInputBytes}: 32 MiB. */
+export const DEFAULT_MAX_PENDING_INPUT_BYTES = 32 * 1024 * 1024;
+/** Default of {@linkcode RelayOptions.maxPendingConnections}. */
+export const DEFAULT_MAX_PENDING_CONNECTIONS = 64;
 
-/** Options of {@linkcode serveRelay}. */
+/**
+ * Options of {@linkcode serveRelay}. At least one of `tokens` and `secrets`
+ * is required; both may be given.
+ */
 export interface RelayOptions {
-  /** The bearer tokens clients may present (at least one). */
-  readonly tokens: readonly string[];
+  /**
+   * Long-lived static bearer tokens clients may present, for server-to-server
+   * use (compared in constant time). A session started with one can be
+   * resumed only with the same token.
+   */
+  readonly tokens?: readonly string[];
+  /**
+   * The secrets of scoped tokens (`mintRelayToken`): one or two strings of at
+   * least 32 bytes, the current one first and, while rotating, the previous
+   * one. A client may then present an HS256 JWT signed with either; the relay
+   * checks its signature, `exp` and `nbf` (30 s of clock skew), narrows its
+   * policy by the token's `policy` claim, and binds the session to its `sub`:
+   * only a token of the same subject can resume it.
+   */
+  readonly secrets?: readonly string[];
+  /**
+   * The browser origins allowed to connect, as `scheme://host[:port]`, for
+   * example `["https://app.example.com"]`. A connection whose `Origin` header
+   * is not listed is refused (`not_permitted`, close 1008) before anything
+   * starts; one without an `Origin` header (a server-side client) is allowed.
+   * Default: every origin.
+   */
+  readonly allowedOrigins?: readonly string[];
   /** The address to listen on. Default: `"127.0.0.1"`. */
   readonly hostname?: string;
   /** The port to listen on; 0 picks a free one. Default: 0. */
@@ -67,6 +97,28 @@ export interface RelayOptions {
    * `Infinity` for no limit). Default: 10 000.
    */
   readonly helloTimeoutMs?: number;
+  /**
+   * The largest text frame taken from a client, in bytes (a batch of messages
+   * is one frame), checked before it is parsed; a larger one closes the
+   * connection with 1009 and a reason naming this option. Default: 16 MiB.
+   */
+  readonly maxFrameBytes?: number;
+  /**
+   * The most bytes of a session's input received but not yet written to the
+   * CLI (counting the frames that arrive while the CLI starts). A client that
+   * sends beyond it is refused (`too_large`, close 1009); the session stays
+   * for a resume. Clients that wait for the relay's input acknowledgements, as
+   * `remote()` does, never reach it. Keep it at least `maxFrameBytes`.
+   * Default: 32 MiB.
+   */
+  readonly maxPendingInputBytes?: number;
+  /**
+   * The most connections at once that have not finished their handshake (the
+   * upgrade, then the hello, until their session is ready); a further upgrade
+   * is answered with HTTP 503. Each such connection is also bounded in time by
+   * `helloTimeoutMs`. Default: 64.
+   */
+  readonly maxPendingConnections?: number;
   /** Aborting it closes the relay. */
   readonly signal?: AbortSignal;
 }

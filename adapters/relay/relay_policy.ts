@@ -5,7 +5,10 @@
  * @module
  */
 
-/** What clients of a relay may choose when they spawn a session. */
+/**
+ * What clients of a relay may choose when they spawn a session. A scoped
+ * token's policy (`RelayTokenPolicy`) narrows it for that token's holder.
+ */
 export interface RelayPolicy {
   /**
    * The models a client may ask for. Default: any name of 1 to 64 letters,
@@ -23,6 +26,11 @@ export interface RelayPolicy {
   readonly allowResume?: boolean;
   /** Whether a client may ask for partial-message stream events. Default: true. */
   readonly allowPartialMessages?: boolean;
+  /**
+   * Whether the `ready` message tells clients the CLI's process id (which
+   * says something about the host). Default: false.
+   */
+  readonly exposePid?: boolean;
 }
 
 /** Default of {@linkcode RelayPolicy.permissionModes}. */

@@ -7,15 +7,9 @@
 
 import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
-import {
-  BEARER_PREFIX,
-  CLOSE,
-  type SpawnRequest,
-  SUBPROTOCOL,
-  timingSafeEqual,
-  tokenFromProtocol,
-} from "../../src/remote/wire.ts";
+import { CLOSE, type SpawnRequest, SUBPROTOCOL, timingSafeEqual } from "../../src/remote/wire.ts";
 import { subprocess } from "../subprocess/mod.ts";
+import { type Credential, Gate } from "./_access.ts";
 import { type ConnectionHost, RelayConnection } from "./_connection.ts";
 import { Refusal, type RelayPolicy, spawnOptions } from "./_policy.ts";
 import { checkOptions, type Config } from "./_relay_config.ts";
@@ -27,6 +21,9 @@ export * from "./relay_options.ts";
 
 /** How long `close()` waits for the sockets to finish their closing handshake. */
 const SOCKET_CLOSE_WAIT_MS = 2000;
+
+/** Compared with the owner when no session has the token, so both answers take as long. */
+const NOBODY = `nobody:${crypto.randomUUID()}`;
 
 /** A running relay. */
 export interface RelayServer {
@@ -56,11 +53,18 @@ export interface RelayServer {
  * workspace, and what the subprocess adapter needs (`--allow-run`,
  * `--allow-env`).
  *
- * @param options Tokens, address, workspace, spawn policy and bounds.
+ * Each connection is admitted before anything starts: its `Origin` (when
+ * `allowedOrigins` is set), then its bearer token: a static one (`tokens`),
+ * or a scoped JWT signed with one of `secrets` (`mintRelayToken`), whose
+ * policy narrows the relay's. A session is bound to the credential that
+ * started it: a resume by any other is answered as for an unknown session.
+ *
+ * @param options Tokens and secrets, origins, address, workspace, spawn policy and bounds.
  * @returns The running relay.
- * @throws {DuplexError} `invalid_argument` for an unusable value (no tokens, a missing workspace).
+ * @throws {DuplexError} `invalid_argument` for an unusable value (no tokens nor secrets, a
+ * missing workspace, an origin that is not one).
  * @throws {TypeError} For an option of the wrong type.
- * @throws {RangeError} For a `…Ms` option out of range.
+ * @throws {RangeError} For a `…Ms` option out of range, or a secret shorter than 32 bytes.
  *
  * @example Serve a relay on a free port
  * ```ts ignore
@@ -85,8 +89,12 @@ class Relay implements RelayServer, ConnectionHost {
   readonly closed: Promise<void>;
   readonly heartbeatMs: number;
   readonly helloTimeoutMs: number;
-  readonly allowResume: boolean;
+  readonly maxFrameBytes: number;
+  readonly maxPendingInputBytes: number;
   readonly #config: Config;
+  readonly #gate: Gate;
+  /** Connections (and admissions in progress) that have no session yet. */
+  #pending = 0;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
   readonly #sessions = new Map<string, RelaySession>();
   readonly #retiring = new Set<Promise<void>>();
@@ -102,7 +110,9 @@ class Relay implements RelayServer, ConnectionHost {
     this.#config = config;
     this.heartbeatMs = config.heartbeatMs;
     this.helloTimeoutMs = config.helloTimeoutMs;
-    this.allowResume = config.policy.allowResume;
+    this.maxFrameBytes = config.maxFrameBytes;
+    this.maxPendingInputBytes = config.maxPendingInputBytes;
+    this.#gate = new Gate(config);
     const { promise, resolve } = Promise.withResolvers<void>();
     this.closed = promise;
     this.#resolveClosed = resolve;
@@ -135,24 +145,30 @@ class Relay implements RelayServer, ConnectionHost {
     await this.close();
   }
 
-  find(token: string): RelaySession | undefined {
+  find(token: string, owner: string): RelaySession | undefined {
     const session = this.#sessions.get(token);
-    return session?.forgotten === false ? session : undefined;
+    // One comparison either way: with the session's owner, or with nobody (never equal).
+    const owned = timingSafeEqual(session?.owner ?? NOBODY, owner);
+    return session !== undefined && owned && !session.forgotten ? session : undefined;
+  }
+
+  settled(_connection: RelayConnection): void {
+    this.#pending--;
   }
 
   removeConnection(connection: RelayConnection): void {
     this.#connections.delete(connection);
   }
 
-  spawn(request: SpawnRequest | undefined): Promise<RelaySession> {
-    const starting = this.#spawn(request);
+  spawn(request: SpawnRequest | undefined, credential: Credential): Promise<RelaySession> {
+    const starting = this.#spawn(request, credential);
     this.#starting.add(starting);
     const forget = () => this.#starting.delete(starting);
     starting.then(forget, forget);
     return starting;
   }
 
-  async #spawn(request: SpawnRequest | undefined): Promise<RelaySession> {
+  async #spawn(request: SpawnRequest | undefined, credential: Credential): Promise<RelaySession> {
     const config = this.#config;
     if (this.#sessions.size + this.#starting.size >= config.maxSessions) {
       throw new Refusal(
@@ -161,7 +177,8 @@ class Relay implements RelayServer, ConnectionHost {
           `try again later`,
       );
     }
-    const options = await spawnOptions(request, config.policy, config.cli, config.workspace);
+    const { policy } = credential;
+    const options = await spawnOptions(request, policy, config.cli, config.workspace);
     let transport;
     try {
       transport = await subprocess(options)({ signal: this.#abort.signal });
@@ -172,9 +189,12 @@ class Relay implements RelayServer, ConnectionHost {
       );
     }
     const session: RelaySession = new RelaySession(transport, {
+      owner: credential.owner,
+      exposePid: policy.exposePid,
+      maxPendingInputBytes: config.maxPendingInputBytes,
       graceMs: config.graceMs,
       bufferBytes: config.bufferBytes,
-      resumable: config.policy.allowResume,
+      resumable: policy.allowResume,
       onForget: (forgotten, done) => {
         this.#sessions.delete(forgotten.id);
         this.#retiring.add(done);
@@ -185,7 +205,7 @@ class Relay implements RelayServer, ConnectionHost {
     return session;
   }
 
-  #handle(request: Request): Response {
+  async #handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/health") {
       if (request.method !== "GET" && request.method !== "HEAD") {
@@ -206,34 +226,32 @@ class Relay implements RelayServer, ConnectionHost {
       return new Response(`Offer the WebSocket subprotocol ${SUBPROTOCOL}\n`, { status: 400 });
     }
     if (this.closing) return new Response("The relay is shutting down\n", { status: 503 });
-    const authorized = this.#authorize(offered, request.headers.get("authorization"));
+    const { maxPendingConnections } = this.#config;
+    if (this.#pending >= maxPendingConnections) {
+      return new Response(
+        `Cannot accept the connection: ${maxPendingConnections} connections are still in their ` +
+          `handshake (the relay's maxPendingConnections); try again later\n`,
+        { status: 503, headers: { "retry-after": "1" } },
+      );
+    }
+    this.#pending++;
+    let access;
     let upgrade: { socket: WebSocket; response: Response };
     try {
+      access = await this.#gate.admit(request, offered);
+      if (this.closing) throw new Error("closing");
       upgrade = Deno.upgradeWebSocket(request, { protocol: SUBPROTOCOL });
     } catch {
-      return new Response("Bad WebSocket upgrade\n", { status: 400 });
+      this.#pending--;
+      return this.closing
+        ? new Response("The relay is shutting down\n", { status: 503 })
+        : new Response("Bad WebSocket upgrade\n", { status: 400 });
     }
-    const connection = new RelayConnection(upgrade.socket, this, authorized);
+    const connection = new RelayConnection(upgrade.socket, this, access);
     this.#connections.add(connection);
     this.#sockets.add(connection.closed);
     connection.closed.then(() => this.#sockets.delete(connection.closed));
     return upgrade.response;
-  }
-
-  #authorize(offered: readonly string[], authorization: string | null): boolean {
-    let token: string | undefined;
-    for (const protocol of offered) {
-      if (protocol.startsWith(BEARER_PREFIX)) token ??= tokenFromProtocol(protocol);
-    }
-    if (token === undefined && authorization !== null) {
-      const match = /^Bearer[ \t]+(\S.*)$/i.exec(authorization.trim());
-      if (match) token = match[1];
-    }
-    if (token === undefined) return false;
-    // Compared with every token, without stopping at a match.
-    let matches = 0;
-    for (const expected of this.#config.tokens) matches |= timingSafeEqual(expected, token) ? 1 : 0;
-    return matches === 1;
   }
 
   async #shutdown(): Promise<void> {

@@ -7,7 +7,14 @@
  * - Authentication: the bearer token travels as a WebSocket subprotocol,
  *   `duplex-claude.bearer.<base64url(token)>`, next to {@linkcode SUBPROTOCOL}
  *   (the Web `WebSocket` constructor cannot set headers); an
- *   `Authorization: Bearer <token>` header is accepted too.
+ *   `Authorization: Bearer <token>` header is accepted too. The token is a
+ *   static one the relay was started with, or a scoped HS256 JWT minted by
+ *   `mintRelayToken` (see `relay_token.ts`). Every session is bound to the
+ *   credential that created it (the static token, or the JWT's subject).
+ * - Bounds: a text frame of more than the relay's `maxFrameBytes` is refused
+ *   before it is parsed, and input beyond `maxPendingInputBytes` waiting for
+ *   the CLI too (kind `too_large`, close code 1009); honest clients wait for
+ *   input acknowledgements and never meet the second bound.
  * - Control messages are text frames holding one JSON object each
  *   ({@linkcode ClientMessage}, {@linkcode RelayMessage}); a client frame may
  *   also hold a batch, a JSON array of messages handled in order. The client
@@ -91,6 +98,7 @@ export const RELAY_ERROR_KINDS = [
   "resume_gap",
   "spawn_failed",
   "busy",
+  "too_large",
 ] as const;
 
 /** Kinds of a relay's refusal. */
@@ -104,7 +112,10 @@ export type RelayMessage =
     session: string;
     resumed: boolean;
     inSeq: number;
-    /** The CLI's process id, when the relay chooses to tell. */
+    /**
+     * The CLI's process id, only when the relay's policy says so
+     * (`policy.exposePid`, off by default: a pid tells a client about the host).
+     */
     pid?: number;
     /**
      * How long the relay keeps a disconnected session, in milliseconds;
@@ -147,8 +158,10 @@ export const CLOSE = {
   normal: 1000,
   /** The peer broke the protocol. */
   protocol: 1002,
-  /** Policy refusal (bad token, option not allowed). */
+  /** Policy refusal (bad token, origin or option not allowed). */
   policy: 1008,
+  /** A frame, or the input waiting for the CLI, over the relay's bounds. */
+  tooBig: 1009,
   /** The relay shuts down. */
   goingAway: 1001,
   /** A newer connection took the session over. */

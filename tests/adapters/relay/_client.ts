@@ -2,7 +2,7 @@
 
 import { bearerProtocol, decodeOutput, SUBPROTOCOL } from "../../../src/remote/wire.ts";
 import { parseRelayMessage } from "../../../src/remote/wire_parse.ts";
-import { fakeOptions, makeTestDir } from "../subprocess/_helpers.ts";
+import { denoRunArgs, fakeOptions, makeTestDir } from "../subprocess/_helpers.ts";
 import { type RelayOptions, type RelayServer, serveRelay } from "../../../adapters/relay/mod.ts";
 import type { SubprocessOptions } from "../../../adapters/subprocess/mod.ts";
 
@@ -16,29 +16,87 @@ export type Received =
   | { kind: "text"; message: Record<string, unknown> & { t: string } }
   | { kind: "out"; seq: number; text: string };
 
-/** A relay on a fresh workspace running the stand-in CLI. */
+/** The stand-in CLI that counts its starts (see `_counted_cli.ts`). */
+export const COUNTED_CLI: string = decodeURIComponent(
+  new URL("./_counted_cli.ts", import.meta.url).pathname,
+);
+
+/**
+ * The subprocess options of a relay's CLI: the counted stand-in, logging
+ * its starts to `log`.
+ */
+export function countedCli(
+  log: string,
+  env: Record<string, string> = {},
+  cli: SubprocessOptions = {},
+): SubprocessOptions {
+  return fakeOptions({ ...env, RELAY_SPAWN_LOG: log }, {
+    binaryArgs: denoRunArgs(COUNTED_CLI),
+    closeGraceMs: 500,
+    terminateGraceMs: 1000,
+    hostSignal: "ignore",
+    ...cli,
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** How many CLIs were started with `countedCli(log)`. */
+export async function spawnCount(log: string): Promise<number> {
+  try {
+    return (await Deno.readTextFile(log)).split("\n").filter((line) => line !== "").length;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return 0;
+    throw error;
+  }
+}
+
+/** A relay under test, its workspace, and the count of CLIs it started. */
+export interface TestRelay {
+  readonly relay: RelayServer;
+  readonly workspace: string;
+  /**
+   * How many CLIs the relay started: waits (5 s at most) until `expected`
+   * have logged their start, then 300 ms more for any late one, and returns
+   * the count (a CLI logs its start a moment after the relay spawned it).
+   */
+  spawns(expected?: number): Promise<number>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * A relay on a fresh workspace running the counted stand-in CLI. Its policy
+ * exposes the CLI's pid (the tests check processes are reaped) unless
+ * `overrides.policy` says otherwise.
+ */
 export async function startRelay(
   overrides: Partial<RelayOptions> = {},
   env: Record<string, string> = {},
   cli: SubprocessOptions = {},
-): Promise<{ relay: RelayServer; workspace: string; [Symbol.asyncDispose](): Promise<void> }> {
+): Promise<TestRelay> {
   const workspace = overrides.workspace ?? await makeTestDir();
+  const log = `${workspace}.spawns`;
   const relay = serveRelay({
     tokens: [TOKEN],
     workspace,
-    cli: fakeOptions(env, {
-      closeGraceMs: 500,
-      terminateGraceMs: 1000,
-      hostSignal: "ignore",
-      ...cli,
-    }),
+    cli: countedCli(log, env, cli),
     ...overrides,
+    policy: { exposePid: true, ...overrides.policy },
   });
   return {
     relay,
     workspace,
+    async spawns(expected = 0) {
+      const deadline = Date.now() + 5000;
+      while (await spawnCount(log) < expected && Date.now() < deadline) await delay(20);
+      await delay(300);
+      return await spawnCount(log);
+    },
     async [Symbol.asyncDispose]() {
       await relay.close();
+      await Deno.remove(log).catch(() => {});
       if (overrides.workspace === undefined) await Deno.remove(workspace, { recursive: true });
     },
   };
@@ -205,3 +263,46 @@ export async function openSession(
 }
 
 export { isGone, userLine, waitGone } from "../subprocess/_helpers.ts";
+
+/** A refusal as a client saw it: the error message, then the close. */
+export interface SeenRefusal {
+  readonly kind: string;
+  readonly message: string;
+  readonly code: number;
+  readonly reason: string;
+}
+
+/** How {@linkcode refusalOf} connects and what it sends. */
+export interface HostileAttempt {
+  /** The bearer token (default: {@linkcode TOKEN}); null for none. */
+  readonly token?: string | null;
+  /** Request headers (an `Origin`, an `Authorization`). */
+  readonly headers?: Record<string, string>;
+  /** What to send once open (default: a spawn hello). */
+  readonly send?: (client: TestClient) => void;
+}
+
+/**
+ * Connects as a hostile client would and returns the relay's refusal,
+ * checking that exactly one `error` came, no `ready`, and that the close
+ * reason is the error's message (cut to the WebSocket limit).
+ */
+export async function refusalOf(url: string, attempt: HostileAttempt = {}): Promise<SeenRefusal> {
+  const token = attempt.token === undefined ? TOKEN : attempt.token;
+  const protocols = token === null ? [SUBPROTOCOL] : [SUBPROTOCOL, bearerProtocol(token)];
+  const client = new TestClient(url, protocols, attempt.headers);
+  await using _ = client;
+  await client.opened;
+  (attempt.send ?? ((c) => c.send({ t: "hello", v: 1, spawn: {} })))(client);
+  const code = await client.closeCode();
+  const { reason } = await client.closed;
+  const errors = client.texts("error");
+  if (errors.length !== 1 || client.texts("ready").length !== 0) {
+    throw new Error(`Expected one error and no ready, got ${JSON.stringify(client.received)}`);
+  }
+  const { kind, message } = errors[0] as { kind: string; message: string };
+  if (reason === "" || !message.startsWith(reason)) {
+    throw new Error(`The close reason ${JSON.stringify(reason)} is not the message ${message}`);
+  }
+  return { kind, message, code, reason };
+}
