@@ -1,7 +1,12 @@
 /**
  * `deno task relay`: serves a relay configured by environment variables.
  *
- * - `DUPLEX_RELAY_TOKENS`: the accepted bearer tokens, comma-separated (required).
+ * - `DUPLEX_RELAY_TOKENS`: static bearer tokens, comma-separated.
+ * - `DUPLEX_RELAY_SECRETS`: the secrets of scoped tokens (`mintRelayToken`),
+ *   comma-separated, the current one first (one or two, 32 bytes at least).
+ *   At least one of these two variables is required.
+ * - `DUPLEX_RELAY_ORIGINS`: the browser origins allowed, comma-separated
+ *   (default: any; connections without an `Origin` header are always allowed).
  * - `DUPLEX_RELAY_PORT`: the port (default 8787).
  * - `DUPLEX_RELAY_HOSTNAME`: the address (default 127.0.0.1).
  * - `DUPLEX_RELAY_WORKSPACE`: the workspace root (default: the current folder).
@@ -20,10 +25,19 @@ function fail(message: string): never {
   Deno.exit(2);
 }
 
-const tokens = (Deno.env.get("DUPLEX_RELAY_TOKENS") ?? "").split(",")
-  .map((token) => token.trim()).filter((token) => token !== "");
-if (tokens.length === 0) {
-  fail("Cannot start the relay: DUPLEX_RELAY_TOKENS is empty; set it to one or more tokens");
+function list(name: string): string[] {
+  return (Deno.env.get(name) ?? "").split(",").map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+const tokens = list("DUPLEX_RELAY_TOKENS");
+const secrets = list("DUPLEX_RELAY_SECRETS");
+const origins = list("DUPLEX_RELAY_ORIGINS");
+if (tokens.length === 0 && secrets.length === 0) {
+  fail(
+    "Cannot start the relay: DUPLEX_RELAY_TOKENS and DUPLEX_RELAY_SECRETS are both empty; set " +
+      "static tokens, secrets for scoped tokens, or both",
+  );
 }
 const portText = Deno.env.get("DUPLEX_RELAY_PORT") ?? "8787";
 const port = Number(portText);
@@ -36,6 +50,8 @@ let relay;
 try {
   relay = serveRelay({
     tokens,
+    ...(secrets.length > 0 && { secrets }),
+    ...(origins.length > 0 && { allowedOrigins: origins }),
     port,
     hostname: Deno.env.get("DUPLEX_RELAY_HOSTNAME") ?? "127.0.0.1",
     workspace: Deno.env.get("DUPLEX_RELAY_WORKSPACE") ?? Deno.cwd(),

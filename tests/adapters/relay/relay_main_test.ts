@@ -1,0 +1,142 @@
+/**
+ * `deno task relay` (adapters/relay/main.ts) as a process: configured by
+ * DUPLEX_RELAY_* variables, scoped tokens and origins included.
+ */
+
+import assert from "node:assert/strict";
+import { mintRelayToken } from "../../../adapters/relay/mod.ts";
+import { CLOSE } from "../../../src/remote/wire.ts";
+import { COUNTED_CLI, makeTestDir, refusalOf, spawnCount, TestClient } from "./_client.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+
+const MAIN = decodeURIComponent(
+  new URL("../../../adapters/relay/main.ts", import.meta.url).pathname,
+);
+const SECRET = "main-test-secret-0123456789abcdefgh";
+const OLD = "main-test-old-secret-0123456789abcd";
+
+/** Starts main.ts; resolves with its URL once it listens. */
+async function startMain(env: Record<string, string>): Promise<{
+  child: Deno.ChildProcess;
+  url: string;
+  output: () => Promise<{ code: number; stdout: string; stderr: string }>;
+}> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-config", "--quiet", MAIN],
+    env: { ...env, NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  let text = "";
+  const deadline = Date.now() + 15_000;
+  while (!text.includes("\n") && Date.now() < deadline) {
+    const { done, value } = await stdout.read();
+    if (done) break;
+    text += value;
+  }
+  const url = /Relay listening on (ws:\S+)/.exec(text)?.[1] ?? "";
+  return {
+    child,
+    url,
+    async output() {
+      const rest = (async () => {
+        for (;;) {
+          const { done, value } = await stdout.read();
+          if (done) return;
+          text += value;
+        }
+      })();
+      const status = await child.status;
+      await rest;
+      return { code: status.code, stdout: text, stderr: await stderr };
+    },
+  };
+}
+
+Deno.test("deno task relay reads DUPLEX_RELAY_SECRETS and DUPLEX_RELAY_ORIGINS", async (t) => {
+  const workspace = await makeTestDir();
+  const log = `${workspace}.spawns`;
+  const cli = `${workspace}.cli.sh`;
+  await Deno.writeTextFile(
+    cli,
+    `#!/bin/sh\nexec "${Deno.execPath()}" run -A --no-config --quiet "${COUNTED_CLI}" "$@"\n`,
+  );
+  await Deno.chmod(cli, 0o755);
+  const relay = await startMain({
+    DUPLEX_RELAY_SECRETS: `${SECRET}, ${OLD}`,
+    DUPLEX_RELAY_ORIGINS: "https://app.example.com,https://admin.example.com",
+    DUPLEX_RELAY_PORT: "0",
+    DUPLEX_RELAY_WORKSPACE: workspace,
+    CLAUDE_CLI: cli,
+    RELAY_SPAWN_LOG: log,
+    PATH: Deno.env.get("PATH") ?? "",
+  });
+  try {
+    await t.step("it listens and takes a scoped token signed with either secret", async () => {
+      assert.match(relay.url, /^ws:\/\/127\.0\.0\.1:\d+\/v1$/);
+      for (const secret of [SECRET, OLD]) {
+        const token = await mintRelayToken({ secret, subject: "u", ttlSeconds: 60 });
+        const client = new TestClient(relay.url, [SUBPROTOCOL, bearerProtocol(token)], {
+          origin: "https://admin.example.com",
+        });
+        await using _ = client;
+        await client.opened;
+        client.send({ t: "hello", v: 1, spawn: {} });
+        assert.equal((await client.next("ready", 15_000)).resumed, false);
+      }
+    });
+
+    await t.step(
+      "an origin it does not list is refused; so is a token of another secret",
+      async () => {
+        const token = await mintRelayToken({ secret: SECRET, subject: "u", ttlSeconds: 60 });
+        const origin = await refusalOf(relay.url, {
+          token,
+          headers: { origin: "https://evil.example" },
+        });
+        assert.equal(origin.kind, "not_permitted");
+        assert.equal(origin.code, CLOSE.policy);
+        const stranger = await mintRelayToken({
+          secret: "x".repeat(40),
+          subject: "u",
+          ttlSeconds: 60,
+        });
+        assert.equal((await refusalOf(relay.url, { token: stranger })).kind, "unauthorized");
+      },
+    );
+
+    await t.step("SIGTERM: it closes every session and exits 0", async () => {
+      relay.child.kill("SIGTERM");
+      const { code } = await relay.output();
+      assert.equal(code, 0);
+      assert.equal(await spawnCount(log), 2);
+    });
+  } finally {
+    try {
+      relay.child.kill("SIGKILL");
+    } catch {
+      // Exited.
+    }
+    await relay.output().catch(() => {});
+    for (const path of [log, cli]) await Deno.remove(path).catch(() => {});
+    await Deno.remove(workspace, { recursive: true });
+  }
+});
+
+Deno.test("deno task relay refuses to start without tokens or secrets, or with a bad one", async () => {
+  for (
+    const [env, message] of [
+      [{}, /DUPLEX_RELAY_TOKENS and DUPLEX_RELAY_SECRETS are both empty/],
+      [{ DUPLEX_RELAY_SECRETS: "short" }, /secrets\[0\] must be at least 32 bytes/],
+      [{ DUPLEX_RELAY_TOKENS: "t", DUPLEX_RELAY_ORIGINS: "https://a.example/" }, /not an origin/],
+    ] as const
+  ) {
+    const relay = await startMain({ ...env, DUPLEX_RELAY_PORT: "0" });
+    const { code, stderr } = await relay.output();
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, message);
+  }
+});
