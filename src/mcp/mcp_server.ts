@@ -12,7 +12,14 @@
 
 import { isRecord } from "../protocol/guards.ts";
 import { validateJsonSchema } from "./_json_schema.ts";
-import { assertTool, type McpContent, type SdkMcpTool, type ToolResult } from "./tool.ts";
+import { validateWith, type Validation } from "./standard_schema.ts";
+import {
+  assertTool,
+  type McpContent,
+  type SdkMcpTool,
+  type ToolInputSchema,
+  type ToolResult,
+} from "./tool.ts";
 
 /** A JSON-RPC request id (MCP forbids `null` in requests; responses to unreadable requests carry it). */
 export type JsonRpcId = string | number | null;
@@ -105,7 +112,8 @@ export interface SdkMcpServer {
    *   -32600 (with the request id echoed when it can be read).
    * - Notifications (no `id`) get `undefined`. `notifications/cancelled`
    *   aborts the signal of the `tools/call` it names.
-   * - `tools/call` checks the arguments against the tool's schema first; a
+   * - `tools/call` checks the arguments against the tool's JSON Schema, or
+   *   with its Standard Schema validator (whose output the handler gets); a
    *   mismatch, a handler throw or an invalid handler return is a result with
    *   `isError: true` that the model sees. An unknown tool is error -32602
    *   (what the MCP specification and the current MCP TypeScript SDK do).
@@ -154,6 +162,11 @@ function toResult(name: string, value: unknown): ToolResult {
   }
   if (isRecord(value._meta)) result._meta = value._meta;
   return result;
+}
+
+function checkJson(schema: Readonly<ToolInputSchema>, input: Record<string, unknown>): Validation {
+  const problems = validateJsonSchema(schema, input);
+  return problems.length === 0 ? { ok: true, value: input } : { ok: false, problems };
 }
 
 function idKey(id: string | number): string {
@@ -288,16 +301,20 @@ class InProcessMcpServer implements SdkMcpServer {
     params: Record<string, unknown>,
     outer: AbortSignal,
   ): Promise<ToolResult> {
-    const input = params.arguments ?? {};
-    if (!isRecord(input)) {
+    const raw = params.arguments ?? {};
+    if (!isRecord(raw)) {
       return errorResult(`Invalid input for tool ${tool.name}: arguments must be an object`);
     }
-    const problems = validateJsonSchema(tool.inputSchema, input);
-    if (problems.length > 0) {
+    const checked = tool.inputValidator === undefined
+      ? checkJson(tool.inputSchema, raw)
+      : await validateWith(tool.inputValidator, raw);
+    if (!checked.ok) {
       return errorResult(
-        `Invalid input for tool ${tool.name}:\n${problems.map((p) => `- ${p}`).join("\n")}`,
+        `Invalid input for tool ${tool.name}:\n${checked.problems.map((p) => `- ${p}`).join("\n")}`,
       );
     }
+    // A validator's output (defaults applied, values transformed) is what the handler gets.
+    const input = checked.value as Record<string, unknown>;
     if (outer.aborted) {
       return errorResult(`Tool ${tool.name} was not run: ${errorText(outer.reason)}`);
     }

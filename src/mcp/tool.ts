@@ -8,6 +8,12 @@
  */
 
 import { isRecord } from "../protocol/guards.ts";
+import {
+  type InferSchemaOutput,
+  isStandardSchema,
+  jsonSchemaOf,
+  type StandardSchemaV1,
+} from "./standard_schema.ts";
 
 /** A JSON Schema (object form), as used for tool inputs. */
 export type JsonSchema = Record<string, unknown>;
@@ -141,9 +147,12 @@ export interface ToolContext {
 /**
  * Runs a tool. A returned string is one text block. A throw or rejection
  * becomes an error result (`isError: true`) whose text is the error's message.
+ *
+ * @typeParam Input What the handler gets: the arguments as checked against
+ * the JSON Schema, or a Standard Schema validator's output.
  */
-export type ToolHandler = (
-  input: Record<string, unknown>,
+export type ToolHandler<Input = Record<string, unknown>> = (
+  input: Input,
   context: ToolContext,
 ) => ToolResult | string | Promise<ToolResult | string>;
 
@@ -170,6 +179,13 @@ export interface ToolOptions {
    * permission (`can_use_tool`) before a `readOnlyHint` tool runs.
    */
   annotations?: ToolAnnotations;
+  /**
+   * With a Standard Schema validator: the JSON Schema listed in
+   * `tools/list` (the model reads it). Without it, the validator's Standard
+   * JSON Schema converter (`~standard.jsonSchema`) must give one. Ignored
+   * when the third argument is a JSON Schema.
+   */
+  inputSchema?: ToolInputSchema;
 }
 
 /** A tool of an in-process MCP server, made by {@linkcode tool}. */
@@ -178,12 +194,24 @@ export interface SdkMcpTool {
   readonly name: string;
   /** What the tool does, for the model. */
   readonly description: string;
-  /** The JSON Schema that inputs are checked against before the handler runs. */
+  /** The JSON Schema listed in `tools/list` (and, without a validator, checked before the handler runs). */
   readonly inputSchema: Readonly<ToolInputSchema>;
+  /** The Standard Schema validator inputs are checked with instead, when the tool has one. */
+  readonly inputValidator?: StandardSchemaV1 | undefined;
   /** Hints for the client, if any. */
   readonly annotations: Readonly<ToolAnnotations> | undefined;
-  /** The code that runs the tool. */
-  readonly handler: ToolHandler;
+  /**
+   * The code that runs the tool (it gets the checked input, or the
+   * validator's output).
+   *
+   * @param input The input.
+   * @param context The call's signal and tool use id.
+   * @returns The result.
+   */
+  handler(
+    input: Record<string, unknown>,
+    context: ToolContext,
+  ): ToolResult | string | Promise<ToolResult | string>;
 }
 
 /** What a tool name must look like (MCP and the Anthropic API agree on this set). */
@@ -208,7 +236,7 @@ export function copyJson<T>(value: T, what: string): T {
  */
 export function assertTool(value: unknown): asserts value is SdkMcpTool {
   if (!isRecord(value)) throw new TypeError("Cannot use the tool: expected an object from tool()");
-  const { name, description, inputSchema, handler, annotations } = value;
+  const { name, description, inputSchema, handler, annotations, inputValidator } = value;
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
     throw new TypeError(
       `Cannot use the tool name ${
@@ -230,25 +258,38 @@ export function assertTool(value: unknown): asserts value is SdkMcpTool {
   if (annotations !== undefined && !isRecord(annotations)) {
     throw new TypeError(`Cannot use the tool ${name}: annotations must be an object`);
   }
+  if (inputValidator !== undefined && !isStandardSchema(inputValidator)) {
+    throw new TypeError(`Cannot use the tool ${name}: inputValidator must be a Standard Schema`);
+  }
 }
 
 /**
- * Defines a tool for {@linkcode mcpServer}.
+ * Defines a tool for {@linkcode mcpServer}, its input described by a JSON
+ * Schema or by a Standard Schema validator (zod 4, valibot, arktype, …).
  *
- * The input is checked against `inputSchema` before `handler` runs (the CLI
- * does not check it): a mismatch is returned to the model as an error result
- * listing the problems, so it can correct its call. `$ref` is not resolved
- * (a referenced subschema accepts anything).
+ * - JSON Schema: the input is checked against it before `handler` runs (the
+ *   CLI does not check it). `$ref` is not resolved (a referenced subschema
+ *   accepts anything).
+ * - Standard Schema: `handler` gets the validator's output, typed by it.
+ *   `tools/list` still needs a JSON Schema: `options.inputSchema`, or else
+ *   the validator's `~standard.jsonSchema` converter (zod 4.2+ has one); a
+ *   validator with neither is a TypeError here.
  *
+ * Either way a mismatch reaches the model as an error result listing the
+ * problems (`- <path>: <message>`), so it can correct its call.
+ *
+ * @typeParam S The validator's type, when a validator describes the input.
  * @param name The tool's name: 1 to 64 letters, digits, `_` or `-`. The model
  * sees it as `mcp__<server>__<name>`.
  * @param description What the tool does, for the model.
- * @param inputSchema A JSON Schema object (`type: "object"`) for the input; it
- * is copied.
+ * @param inputSchema A JSON Schema object (`type: "object"`), copied; or a
+ * Standard Schema validator.
  * @param handler Runs the tool; returns a {@linkcode ToolResult} or a string.
- * @param options `annotations` (hints such as `readOnlyHint`).
+ * @param options `annotations` (hints such as `readOnlyHint`); `inputSchema`
+ * (the JSON Schema of a validator's input).
  * @returns The tool, frozen.
- * @throws {TypeError} When a part is invalid (name, schema, handler).
+ * @throws {TypeError} When a part is invalid (name, schema, handler), or a
+ * validator comes without a JSON Schema.
  *
  * @example A tool that adds two numbers
  * ```ts
@@ -264,25 +305,80 @@ export function assertTool(value: unknown): asserts value is SdkMcpTool {
  * );
  * assert.equal(add.name, "add");
  * ```
+ *
+ * @example A tool described by a Standard Schema validator
+ * ```ts
+ * import { tool } from "@duplex/claude";
+ * import assert from "node:assert/strict";
+ *
+ * // Any Standard Schema v1 validator (here a hand-made one; zod 4 works as is).
+ * const point = {
+ *   "~standard": {
+ *     version: 1 as const,
+ *     vendor: "example",
+ *     validate: (value: unknown) =>
+ *       typeof value === "object" && value !== null && typeof (value as { x?: unknown }).x === "number"
+ *         ? { value: value as { x: number } }
+ *         : { issues: [{ message: "expected a number", path: ["x"] }] },
+ *     types: undefined as unknown as { input: { x: number }; output: { x: number } },
+ *   },
+ * };
+ * const double = tool("double", "Doubles x", point, ({ x }) => `${x * 2}`, {
+ *   inputSchema: { type: "object", properties: { x: { type: "number" } }, required: ["x"] },
+ * });
+ * assert.equal(double.inputValidator, point);
+ * assert.deepEqual(double.inputSchema.required, ["x"]);
+ * ```
  */
+export function tool<S extends StandardSchemaV1>(
+  name: string,
+  description: string,
+  inputSchema: S,
+  handler: ToolHandler<InferSchemaOutput<S>>,
+  options?: ToolOptions,
+): SdkMcpTool;
 export function tool(
   name: string,
   description: string,
   inputSchema: ToolInputSchema,
   handler: ToolHandler,
+  options?: ToolOptions,
+): SdkMcpTool;
+export function tool(
+  name: string,
+  description: string,
+  inputSchema: ToolInputSchema | StandardSchemaV1,
+  handler: ToolHandler<never>,
   options: ToolOptions = {},
 ): SdkMcpTool {
+  const validator = isStandardSchema(inputSchema) ? inputSchema : undefined;
+  const jsonSchema = validator === undefined
+    ? inputSchema
+    : options.inputSchema ?? jsonSchemaOf(validator);
+  if (validator !== undefined && jsonSchema === undefined) {
+    throw new TypeError(
+      `Cannot use the tool ${name}: its validator has no JSON Schema converter (~standard.jsonSchema); pass options.inputSchema`,
+    );
+  }
   const candidate = {
     name,
     description,
-    inputSchema,
+    inputSchema: jsonSchema,
+    inputValidator: validator,
     handler,
     annotations: options.annotations,
   };
   assertTool(candidate);
-  const schema = Object.freeze(copyJson(inputSchema, `the input schema of tool ${name}`));
+  const schema = Object.freeze(copyJson(candidate.inputSchema, `the input schema of tool ${name}`));
   const annotations = options.annotations === undefined
     ? undefined
     : Object.freeze(copyJson(options.annotations, `the annotations of tool ${name}`));
-  return Object.freeze({ name, description, inputSchema: schema, annotations, handler });
+  return Object.freeze({
+    name,
+    description,
+    inputSchema: schema,
+    inputValidator: validator,
+    annotations,
+    handler: candidate.handler,
+  });
 }

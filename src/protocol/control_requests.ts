@@ -101,17 +101,17 @@ export interface AgentDefinition {
 export type NoPayload = Record<string, never>;
 
 /** The `mcp_set_servers` reply. */
-export interface McpSetServersResult {
+export type McpSetServersResult = {
   /** Servers that were added. */
   added: string[];
   /** Servers that were removed. */
   removed: string[];
   /** Why a server failed to connect, by name. */
   errors: Record<string, string>;
-}
+};
 
 /** The `read_file` reply. */
-export interface ReadFileResponse {
+export type ReadFileResponse = {
   /** The contents, as text or (with `encoding: "base64"`) base64. */
   contents: string;
   /** The file's absolute path. */
@@ -124,10 +124,10 @@ export interface ReadFileResponse {
   lossy?: boolean;
   /** The path as asked for. */
   requested_path?: string;
-}
+};
 
 /** The `reload_plugins` reply. */
-export interface ReloadPluginsResponse {
+export type ReloadPluginsResponse = {
   /** The slash commands now available. */
   commands: SlashCommandInfo[];
   /** The sub-agents now available. */
@@ -140,10 +140,10 @@ export interface ReloadPluginsResponse {
   error_count: number;
   /** With `hold_on_cache_impact`: `true` when nothing was applied. */
   held?: boolean;
-}
+};
 
 /** The `get_usage` reply (experimental in the SDK: its shape may change). */
-export interface UsageResponse {
+export type UsageResponse = {
   /** Cost and usage of this session. */
   session: {
     total_cost_usd: number;
@@ -161,7 +161,7 @@ export interface UsageResponse {
   rate_limits: Record<string, unknown> | null;
   /** What drove usage, from local transcripts, or `null`. */
   behaviors: Record<string, unknown> | null;
-}
+};
 
 /** Control request subtypes: the request fields and the reply. */
 export interface ControlRequestMap {

@@ -50,6 +50,14 @@ export type {
   ToolInputSchema,
 } from "../mcp/tool.ts";
 export type {
+  InferSchemaInput,
+  InferSchemaOutput,
+  StandardSchemaIssue,
+  StandardSchemaProps,
+  StandardSchemaResult,
+  StandardSchemaV1,
+} from "../mcp/standard_schema.ts";
+export type {
   JsonRpcErrorResponse,
   JsonRpcId,
   JsonRpcResponse,

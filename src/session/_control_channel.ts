@@ -5,6 +5,8 @@ import { checkMs, deadline } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { ControlResponseFrame } from "../protocol/control.ts";
 import type { ControlRequestOptions } from "./session_options.ts";
+import { NO_SPAN } from "../telemetry/_telemetry.ts";
+import { type Observer, unobserved } from "./_observer.ts";
 
 interface Pending {
   readonly subtype: string;
@@ -18,6 +20,7 @@ export class ControlChannel {
   readonly #pending = new Map<string, Pending>();
   readonly #write: ControlWriter;
   readonly #defaultTimeoutMs: number;
+  readonly #observer: Observer;
   readonly #prefix = `req_${Math.random().toString(36).slice(2, 8)}_`;
   #counter = 0;
   #failure: DuplexError | undefined;
@@ -25,10 +28,12 @@ export class ControlChannel {
   /**
    * @param write Writes a frame to the CLI.
    * @param defaultTimeoutMs A checked duration: how long a request waits by default.
+   * @param observer Where requests report (spans, metrics, stats).
    */
-  constructor(write: ControlWriter, defaultTimeoutMs: number) {
+  constructor(write: ControlWriter, defaultTimeoutMs: number, observer: Observer = unobserved()) {
     this.#write = write;
     this.#defaultTimeoutMs = defaultTimeoutMs;
+    this.#observer = observer;
   }
 
   get pendingCount(): number {
@@ -68,18 +73,34 @@ export class ControlChannel {
       this.#write({ type: "control_cancel_request", request_id: requestId }).catch(() => {});
       entry.reject(limit.signal.reason);
     };
+    const { telemetry, stats, session } = this.#observer;
+    const span = telemetry.tracing
+      ? telemetry.span(`claude.control ${subtype}`, {
+        "claude.control.subtype": subtype,
+        "claude.control.request_id": requestId,
+      }, session)
+      : NO_SPAN;
+    telemetry.count("claude.control.pending", 1);
     const entry: Pending = {
       subtype,
       resolve: (value) => {
         done();
+        span.ok();
+        span.end();
         resolve(value);
       },
       reject: (error) => {
         done();
+        const kind = stats.error(error);
+        span.set({ "error.type": kind });
+        span.fail(error);
+        span.end();
+        telemetry.count("claude.errors", 1, { "error.type": kind });
         reject(error);
       },
     };
     function done(): void {
+      telemetry.count("claude.control.pending", -1);
       limit[Symbol.dispose]();
       limit.signal.removeEventListener("abort", onAbort);
     }

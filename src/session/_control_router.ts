@@ -17,12 +17,15 @@ import { denyAll, PermissionBroker } from "./_permission_broker.ts";
 import { elicitationFrom, elicitationPayload } from "./elicitation.ts";
 import type { SessionEvent } from "./events.ts";
 import type { DuplexSessionOptions } from "./session_options.ts";
+import type { Observer } from "./_observer.ts";
+import type { Attributes } from "../telemetry/telemetry_options.ts";
 
 type Route = (requestId: string, request: ControlRequestBody) => void;
 
 export interface ControlRouterContext {
   write(frame: Record<string, unknown>): Promise<void>;
   publish(event: SessionEvent): void;
+  readonly observer: Observer;
 }
 
 export class ControlRouter {
@@ -35,15 +38,18 @@ export class ControlRouter {
   readonly #routes: ReadonlyMap<string, Route>;
   readonly #hookCallbacks: ReadonlyMap<string, HookCallback>;
   readonly #options: DuplexSessionOptions;
+  readonly #observer: Observer;
 
   constructor(options: DuplexSessionOptions, context: ControlRouterContext) {
     this.#options = options;
+    this.#observer = context.observer;
     this.#registry = new InboundRegistry(context.write);
     this.permissions = new PermissionBroker({
       registry: this.#registry,
       handler: options.onPermission ?? denyAll,
       publish: context.publish,
       timeoutMs: options.permissionTimeoutMs,
+      observer: context.observer,
     });
     const hooks = registerHooks(options.hooks ?? {});
     this.hooks = hooks.initialize;
@@ -91,7 +97,13 @@ export class ControlRouter {
   #hook(requestId: string, request: ControlRequestBody): void {
     const id = typeof request.callback_id === "string" ? request.callback_id : "";
     const callback = this.#hookCallbacks.get(id);
-    this.#registry.serve(requestId, request.subtype, async (signal) => {
+    const event = isRecord(request.input) && typeof request.input.hook_event_name === "string"
+      ? request.input.hook_event_name
+      : "unknown";
+    this.#traced(requestId, request.subtype, `claude.hook ${event}`, {
+      "claude.hook.event": event,
+      "claude.hook.callback_id": id,
+    }, async (signal) => {
       if (!callback) {
         throw new Error(`No hook is registered with callback id ${JSON.stringify(id)}`);
       }
@@ -114,9 +126,57 @@ export class ControlRouter {
       server_name: typeof request.server_name === "string" ? request.server_name : "",
       message: request.message,
     };
-    this.#registry.serve(requestId, request.subtype, async (signal) => ({
+    const rpc = isRecord(request.message) ? request.message : {};
+    const params = isRecord(rpc.params) ? rpc.params : {};
+    const handler = async (signal: AbortSignal) => ({
       ...await answerMcpMessage(servers, message, signal),
-    }));
+    });
+    if (rpc.method !== "tools/call") {
+      this.#registry.serve(requestId, request.subtype, handler);
+      return;
+    }
+    const tool = typeof params.name === "string" ? params.name : "unknown";
+    this.#traced(requestId, request.subtype, `execute_tool ${tool}`, {
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": tool,
+      "gen_ai.tool.type": "extension",
+      "claude.mcp.server": message.server_name,
+    }, handler);
+  }
+
+  /* Serves a request inside a span that is a child of the running turn. */
+  #traced(
+    requestId: string,
+    subtype: string,
+    name: string,
+    attributes: Attributes,
+    handler: (signal: AbortSignal) => Promise<Record<string, unknown>>,
+  ): void {
+    const { telemetry, turn } = this.#observer;
+    if (!telemetry.tracing) {
+      this.#registry.serve(requestId, subtype, handler);
+      return;
+    }
+    const span = telemetry.span(name, attributes, turn());
+    this.#registry.serve(requestId, subtype, async (signal) => {
+      try {
+        const reply = await handler(signal);
+        const error = isRecord(reply.mcp_response) && isRecord(reply.mcp_response.error)
+          ? reply.mcp_response.error.message
+          : isRecord(reply.mcp_response) && isRecord(reply.mcp_response.result) &&
+              reply.mcp_response.result.isError === true
+          ? "the tool returned an error"
+          : undefined;
+        if (error !== undefined) span.fail(String(error));
+        else span.ok();
+        return reply;
+      } catch (error) {
+        span.fail(error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
   }
 
   #elicitation(requestId: string, request: ControlRequestBody): void {

@@ -17,6 +17,8 @@ import {
 import type { CanUseToolRequest } from "../protocol/control.ts";
 import type { PermissionResolvedEvent, SessionEvent } from "./events.ts";
 import type { DropSource, InboundEntry, InboundRegistry } from "./_inbound_registry.ts";
+import { NO_SPAN, type SpanHandle } from "../telemetry/_telemetry.ts";
+import type { Observer } from "./_observer.ts";
 
 type Source = PermissionResolvedEvent["source"];
 
@@ -25,6 +27,8 @@ const SUBTYPE = "can_use_tool";
 interface Permission {
   readonly request: PermissionRequest;
   deferred: boolean;
+  /** The wait's span (`NO_SPAN` without telemetry). */
+  readonly span: SpanHandle;
 }
 
 export interface PermissionBrokerOptions {
@@ -33,6 +37,7 @@ export interface PermissionBrokerOptions {
   readonly publish: (event: SessionEvent) => void;
   /** A checked duration, or undefined: requests wait for ever. */
   readonly timeoutMs: number | undefined;
+  readonly observer: Observer;
 }
 
 /** The message the default handler denies with. */
@@ -62,6 +67,7 @@ export class PermissionBroker {
       data: (signal) => ({
         request: permissionRequestFrom(requestId, body, signal),
         deferred: false,
+        span: this.#span(requestId, body),
       }),
       timeoutMs,
       onTimeout: (entry) =>
@@ -118,6 +124,7 @@ export class PermissionBroker {
     }
     if (check.decision.behavior === "defer") {
       entry.data.deferred = true;
+      entry.data.span.event("deferred");
       return;
     }
     this.#settle(entry, check.decision, "handler");
@@ -148,6 +155,7 @@ export class PermissionBroker {
     );
     const payload = decisionPayload(decision, request);
     if (!this.#options.registry.answer(requestId, { ok: true, payload }, abortReason)) return;
+    this.#ended(entry.data, decision.behavior, source);
     this.#options.publish({
       type: "permission_resolved",
       requestId,
@@ -159,6 +167,7 @@ export class PermissionBroker {
 
   #dropped(entry: InboundEntry<Permission>, source: DropSource): void {
     const { requestId, toolName } = entry.data.request;
+    this.#ended(entry.data, "cancelled", source);
     this.#options.publish({
       type: "permission_resolved",
       requestId,
@@ -166,6 +175,33 @@ export class PermissionBroker {
       behavior: "cancelled",
       source,
     });
+  }
+
+  #span(requestId: string, body: CanUseToolRequest): SpanHandle {
+    const { telemetry, turn } = this.#options.observer;
+    if (!telemetry.tracing) return NO_SPAN;
+    return telemetry.span(`claude.permission ${body.tool_name}`, {
+      "gen_ai.tool.name": body.tool_name,
+      "gen_ai.tool.call.id": typeof body.tool_use_id === "string" ? body.tool_use_id : undefined,
+      "claude.permission.request_id": requestId,
+    }, turn());
+  }
+
+  /* How the wait ended, to its span, the metrics and the stats. */
+  #ended(permission: Permission, decision: "allow" | "deny" | "cancelled", source: Source): void {
+    const { stats, telemetry } = this.#options.observer;
+    if (decision === "allow") stats.allowed++;
+    else if (decision === "deny") stats.denied++;
+    else stats.cancelled++;
+    if (!telemetry.on) return;
+    permission.span.set({
+      "claude.permission.decision": decision,
+      "claude.permission.source": source,
+      "claude.permission.deferred": permission.deferred,
+    });
+    permission.span.ok();
+    permission.span.end();
+    telemetry.count("claude.permission.requests", 1, { "claude.permission.decision": decision });
   }
 
   #pending(entry: InboundEntry<Permission>): boolean {

@@ -20,7 +20,9 @@
 import { deadline } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { CommandLifecycleFrame, ResultFrame } from "../protocol/messages.ts";
+import { NO_SPAN, type SpanHandle } from "../telemetry/_telemetry.ts";
 import { AbortLadder, type LadderHost, type LadderOptions } from "./_abort_ladder.ts";
+import type { Observer } from "./_observer.ts";
 import type { SessionEvent } from "./events.ts";
 import { type PreviousTotals, readTurnResult, type Turn } from "./turn.ts";
 
@@ -30,6 +32,8 @@ export interface TrackerHost extends LadderHost {
   event(event: SessionEvent): void;
   /** Withdraws a queued line (`cancel_async_message`); true when the CLI cancelled it. */
   cancelQueued(uuid: string): Promise<boolean>;
+  /** Where turns report: their spans, metrics and stats. */
+  readonly observer: Observer;
 }
 
 /** The tracker's settings. */
@@ -70,6 +74,10 @@ interface TrackedTurn extends TurnHandle {
    * AbortController per turn is a measurable part of a turn's cost).
    */
   done: AbortController | undefined;
+  /** The turn's span (`NO_SPAN` without telemetry). */
+  readonly span: SpanHandle;
+  /** When `send` wrote it (`performance.now()`), for the duration metric. */
+  readonly startedAt: number;
   phase: "waiting" | "running" | "aborting" | "settled";
   abortReason: unknown;
 }
@@ -97,6 +105,11 @@ export class TurnTracker {
   /** The uuids of the turns whose lines wait in the CLI's queue, oldest first. */
   get queued(): string[] {
     return [...this.#turns.values()].filter((turn) => turn.phase === "waiting").map((t) => t.uuid);
+  }
+
+  /** The span of the turn running now (`NO_SPAN` when none runs). */
+  get runningSpan(): SpanHandle {
+    return this.#running()?.span ?? NO_SPAN;
   }
 
   /** The events the running turn has collected so far. */
@@ -132,6 +145,16 @@ export class TurnTracker {
     }
     const ahead = this.#turns.size;
     const { promise, resolve, reject } = Promise.withResolvers<Turn>();
+    const { telemetry, session } = this.#host.observer;
+    const span = telemetry.tracing
+      ? telemetry.span("invoke_agent claude", {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.agent.name": "claude",
+        "claude.turn.uuid": spec.uuid,
+        "claude.turn.queued": ahead > 0,
+      }, session)
+      : NO_SPAN;
     const turn: TrackedTurn = {
       uuid: spec.uuid,
       promise,
@@ -141,6 +164,8 @@ export class TurnTracker {
       resolve,
       reject,
       done: undefined,
+      span,
+      startedAt: telemetry.on ? performance.now() : 0,
       phase: ahead === 0 ? "running" : "waiting",
       abortReason: undefined,
     };
@@ -295,6 +320,7 @@ export class TurnTracker {
     if (turn.phase !== "running") return;
     turn.phase = "aborting";
     turn.abortReason = reason;
+    turn.span.event("interrupt", { "claude.interrupt.reason": messageOf(reason) });
     this.#ladder.climb(reason, this.#doneSignal(turn), () => this.#settle(turn, { error: reason }));
   }
 
@@ -304,14 +330,79 @@ export class TurnTracker {
     turn.phase = "settled";
     this.#turns.delete(turn.uuid);
     turn.done?.abort(SETTLED);
+    this.#report(turn, aborted, outcome);
     // An aborted turn rejects with the abort's reason, even if its result came in the grace.
     if (aborted) turn.reject(turn.abortReason);
     else if ("turn" in outcome) turn.resolve(outcome.turn);
     else turn.reject(outcome.error);
   }
 
+  /* The turn's outcome, to its span, the metrics and the stats. */
+  #report(turn: TrackedTurn, aborted: boolean, outcome: { turn: Turn } | { error: unknown }): void {
+    const { telemetry, stats } = this.#host.observer;
+    const result = "turn" in outcome ? outcome.turn.result : undefined;
+    const state = aborted ? "aborted" : result && !result.isError ? "ok" : "error";
+    if (state === "ok") stats.turnsOk++;
+    else if (state === "aborted") stats.turnsAborted++;
+    else stats.turnsError++;
+    const kind = result
+      ? undefined
+      : stats.error(aborted ? turn.abortReason : (outcome as { error: unknown }).error);
+    if (!telemetry.on) return;
+    const model = result ? Object.keys(result.models)[0] : undefined;
+    if (result) {
+      turn.span.set({
+        "gen_ai.response.model": model,
+        "gen_ai.conversation.id": result.sessionId,
+        "gen_ai.usage.input_tokens": result.tokens.input,
+        "gen_ai.usage.output_tokens": result.tokens.output,
+        "gen_ai.usage.cache_read.input_tokens": result.tokens.cacheRead,
+        "gen_ai.usage.cache_creation.input_tokens": result.tokens.cacheCreation,
+        "claude.turn.cost_usd": result.costUsd,
+        "claude.turn.num_turns": result.numTurns,
+        "claude.turn.duration_ms": result.durationMs,
+        "claude.turn.duration_api_ms": result.durationApiMs,
+        "claude.turn.is_error": result.isError,
+        "claude.turn.subtype": result.subtype,
+        "claude.turn.terminal_reason": result.terminalReason,
+      });
+    }
+    if (aborted) turn.span.fail(turn.abortReason);
+    else if (result?.isError) {
+      turn.span.fail(result.errors[0] ?? `the turn ended with ${result.subtype}`);
+    } else if (result) turn.span.ok();
+    else turn.span.fail((outcome as { error: unknown }).error);
+    turn.span.end();
+    const common = { "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "anthropic" };
+    telemetry.count("claude.turns", 1, { "claude.turn.outcome": state });
+    if (kind !== undefined) telemetry.count("claude.errors", 1, { "error.type": kind });
+    telemetry.record(
+      "gen_ai.client.operation.duration",
+      (performance.now() - turn.startedAt) / 1000,
+      {
+        ...common,
+        ...(model ? { "gen_ai.response.model": model } : {}),
+        ...(state === "ok" ? {} : { "error.type": kind ?? state }),
+      },
+    );
+    if (result) {
+      telemetry.record("gen_ai.client.token.usage", result.tokens.input, {
+        ...common,
+        "gen_ai.token.type": "input",
+      });
+      telemetry.record("gen_ai.client.token.usage", result.tokens.output, {
+        ...common,
+        "gen_ai.token.type": "output",
+      });
+    }
+  }
+
   #doneSignal(turn: TrackedTurn): AbortSignal {
     turn.done ??= new AbortController();
     return turn.done.signal;
   }
+}
+
+function messageOf(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
 }

@@ -36,6 +36,11 @@ import { readSetServersResult, setServersField, splitServers } from "./_mcp_serv
 import type { McpServers, McpSetServersResult } from "./mcp_servers.ts";
 import { ReadPump } from "./_read_pump.ts";
 import { SessionControls } from "./session_controls.ts";
+import { NO_SPAN, type SpanHandle, Telemetry, TELEMETRY_OFF } from "../telemetry/_telemetry.ts";
+import type { SessionStats } from "../telemetry/telemetry_options.ts";
+import { VERSION } from "../version.ts";
+import type { Observer } from "./_observer.ts";
+import { Stats } from "./_stats.ts";
 import {
   checkOptions,
   checkSendOptions,
@@ -86,7 +91,12 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   readonly #transport: Transport;
   readonly #settings: SessionSettings;
   readonly #signal: AbortSignal | undefined;
-  readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent);
+  readonly #stats = new Stats();
+  readonly #observer: Observer;
+  readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent, () => {
+    this.#stats.laggedEvents++;
+    this.#observer.telemetry.count("claude.events.lagged");
+  });
   readonly #control: ControlChannel;
   readonly #router: ControlRouter;
   readonly #turns: TurnTracker;
@@ -115,13 +125,29 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     options?.signal?.throwIfAborted();
     const settings = checkOptions(options);
     const { signal } = options;
-    const transport = typeof options.transport === "function"
-      ? await options.transport({ signal: signal ?? new AbortController().signal })
-      : options.transport;
+    const telemetry = options.telemetry ? new Telemetry(options.telemetry, VERSION) : TELEMETRY_OFF;
+    const span = telemetry.span("claude.session", { "gen_ai.provider.name": "anthropic" });
+    telemetry.count("claude.sessions");
+    let transport: Transport;
+    try {
+      const traceContext = span.traceContext();
+      transport = typeof options.transport === "function"
+        ? await options.transport({
+          signal: signal ?? new AbortController().signal,
+          ...(traceContext ? { traceContext } : {}),
+        })
+        : options.transport;
+    } catch (error) {
+      span.fail(error);
+      span.end();
+      throw error;
+    }
     try {
       signal?.throwIfAborted();
-      return new DuplexSession(START, transport, options, settings);
+      return new DuplexSession(START, transport, options, settings, { telemetry, span });
     } catch (error) {
+      span.fail(error);
+      span.end();
       await transport.close().catch(() => {}); // never leave a transport open behind a throw
       throw error;
     }
@@ -134,12 +160,14 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * @param transport An open transport.
    * @param options The session options.
    * @param settings The options, checked.
+   * @param observed The session's telemetry and span.
    */
   constructor(
     token: typeof START,
     transport: Transport,
     options: DuplexSessionOptions,
     settings: SessionSettings,
+    observed: { telemetry: Telemetry; span: SpanHandle },
   ) {
     super();
     if (token !== START) {
@@ -147,11 +175,29 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     }
     this.#transport = transport;
     this.#settings = settings;
+    const observer: Observer = {
+      telemetry: observed.telemetry,
+      stats: this.#stats,
+      session: observed.span,
+      turn: () => {
+        const span = this.#turns.runningSpan;
+        return span === NO_SPAN ? observed.span : span;
+      },
+    };
+    this.#observer = observer;
+    if (observed.telemetry.tracing) {
+      observed.span.set({
+        "claude.transport": transport.info.kind,
+        "claude.transport.description": transport.info.description,
+        "process.pid": transport.info.pid,
+      });
+    }
     const write = (frame: Record<string, unknown>): Promise<void> => this.#write(frame);
     const publish = (event: SessionEvent): void => this.#publish(event);
-    this.#control = new ControlChannel(write, settings.controlTimeoutMs);
-    this.#router = new ControlRouter(options, { write, publish });
+    this.#control = new ControlChannel(write, settings.controlTimeoutMs, observer);
+    this.#router = new ControlRouter(options, { write, publish, observer });
     this.#turns = new TurnTracker({
+      observer,
       interrupt: (timeoutMs) => this.#control.request("interrupt", {}, { timeoutMs }),
       cancelQueued: async (uuid) =>
         (await this.#control.request("cancel_async_message", { message_uuid: uuid }))
@@ -234,6 +280,11 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   /** The permission requests waiting for a decision (deferred ones included), oldest first. */
   get pendingPermissions(): readonly PermissionRequest[] {
     return this.#router.permissions.pending();
+  }
+
+  /** Counters a health endpoint can read without tracing: turns, errors, lagged events, … */
+  get stats(): SessionStats {
+    return this.#stats.snapshot(this.#control.pendingCount);
   }
 
   /**
@@ -490,6 +541,10 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   #publish(event: SessionEvent): void {
     this.#broadcast.publish(event);
     this.#turns.record(event);
+    if (event.type === "stderr") {
+      this.#stats.stderrLines++;
+      this.#observer.telemetry.count("claude.stderr.lines");
+    }
   }
 
   #onFrame(raw: Record<string, unknown>): void {
@@ -514,7 +569,18 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       case "keep_alive":
         return;
       case "system":
-        if (isSystemInit(frame)) this.#sessionId = frame.session_id;
+        if (isSystemInit(frame)) {
+          this.#sessionId = frame.session_id;
+          if (this.#observer.telemetry.tracing) {
+            this.#observer.session.set({
+              "gen_ai.conversation.id": frame.session_id,
+              "gen_ai.request.model": typeof frame.model === "string" ? frame.model : undefined,
+              "claude.cli.version": typeof frame.claude_code_version === "string"
+                ? frame.claude_code_version
+                : undefined,
+            });
+          }
+        }
         break;
       case "result":
         this.#publish(frame);
@@ -590,6 +656,14 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     this.#turns.failAll(error);
     this.#router.abortAll("The session ended");
     this.#signal?.removeEventListener("abort", this.#onOwnerAbort);
+    const span = this.#observer.session;
+    span.set({
+      "process.exit.code": exit.code ?? undefined,
+      "claude.exit.signal": exit.signal ?? undefined,
+    });
+    if (status.state === "failed") span.fail(status.error);
+    else span.ok();
+    span.end();
     this.#publish({ type: "exit", status });
     this.#broadcast.close();
     this.#exit.resolve(status);

@@ -8,6 +8,7 @@
 import type { HooksOptions } from "../hooks/hooks.ts";
 import type { SdkMcpServer } from "../mcp/mcp_server.ts";
 import type { McpServers } from "./mcp_servers.ts";
+import type { TelemetryOptions } from "../telemetry/telemetry_options.ts";
 import type { PermissionHandler } from "../permissions/permission.ts";
 import type { AgentDefinition } from "../protocol/control_requests.ts";
 import type { SubscriptionOptions } from "../subscriptions/subscription.ts";
@@ -92,6 +93,12 @@ export interface DuplexSessionOptions {
    * @default {false}
    */
   queue?: boolean;
+  /**
+   * OpenTelemetry spans and metrics of the session, its turns, permission
+   * waits, hooks, tool calls and control requests (see
+   * {@linkcode TelemetryOptions}). Off by default, and free when off.
+   */
+  telemetry?: TelemetryOptions;
   /** Aborts the start; aborting it after the start closes the session (an owner signal). */
   signal?: AbortSignal;
   /**

@@ -26,8 +26,15 @@ export class Broadcast<T> {
   };
   #closed = false;
 
-  constructor(lagged: LaggedFactory<T>) {
+  readonly #onDropped: (() => void) | undefined;
+
+  /**
+   * @param lagged Makes the event that reports dropped events.
+   * @param onDropped Called for each event a subscription drops to overflow.
+   */
+  constructor(lagged: LaggedFactory<T>, onDropped?: () => void) {
     this.#lagged = lagged;
+    this.#onDropped = onDropped;
   }
 
   /** How many subscriptions are live. */
@@ -43,6 +50,7 @@ export class Broadcast<T> {
   /** Adds a subscription, pre-filled with `backlog`; an already closed broadcast gives an ended one. */
   subscribe(options: SubscriptionOptions = {}, backlog: readonly T[] = []): Subscription<T> {
     const { subscription, queue } = openSubscription(this.#lagged, this.#remove, options);
+    queue.onDropped = this.#onDropped;
     for (const event of backlog) queue.push(event);
     if (this.#closed) queue.end();
     else if (!queue.ended) this.#subscriptions.add(queue);

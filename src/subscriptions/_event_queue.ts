@@ -20,6 +20,8 @@ interface Waiter<T> {
 
 export class EventQueue<T> {
   readonly capacity: number;
+  /** Called for each event dropped to overflow (the session counts them). */
+  onDropped: (() => void) | undefined;
   readonly #overflow: OverflowPolicy;
   readonly #lagged: LaggedFactory<T>;
   readonly #onEnd: (queue: EventQueue<T>) => void;
@@ -110,6 +112,7 @@ export class EventQueue<T> {
       this.#length--;
       this.#droppedPending++;
       this.#droppedTotal++;
+      this.onDropped?.();
     }
     if (this.#length === this.#buffer.length) this.#grow();
     this.#buffer[(this.#head + this.#length) % this.#buffer.length] = event;

@@ -81,6 +81,12 @@ export interface TransportInfo {
 export interface TransportOpenContext {
   /** Aborted when the session gives up on opening (the caller's start signal). */
   readonly signal: AbortSignal;
+  /**
+   * The W3C trace context of the session's span, when the session records
+   * telemetry: a transport hands it to the CLI (`TRACEPARENT` and
+   * `TRACESTATE` in its environment) so the CLI's own spans join the trace.
+   */
+  readonly traceContext?: { readonly traceparent: string; readonly tracestate?: string };
 }
 
 /**

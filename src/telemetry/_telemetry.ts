@@ -1,0 +1,258 @@
+// This module is browser compatible.
+/*
+ * The session's telemetry: spans over an OpenTelemetry tracer and/or the
+ * plain callback, and metrics over a meter. `TELEMETRY_OFF` is a no-op whose
+ * spans are one shared object: callers check `telemetry.on` before they build
+ * attributes, so a session without telemetry allocates nothing for it.
+ */
+
+import type {
+  Attributes,
+  OtelApi,
+  OtelCounter,
+  OtelHistogram,
+  OtelMeter,
+  OtelSpan,
+  OtelTracer,
+  SpanRecord,
+  TelemetryOptions,
+} from "./telemetry_options.ts";
+
+/** The instrumentation scope's name. */
+export const SCOPE = "@duplex/claude";
+
+const STATUS_OK = 1;
+const STATUS_ERROR = 2;
+
+/** W3C trace context of a span, for a child process or a remote peer. */
+export interface TraceContext {
+  readonly traceparent: string;
+  readonly tracestate?: string;
+}
+
+/** One span, whichever backs it. */
+export interface SpanHandle {
+  /** Sets attributes (an `undefined` value is skipped). */
+  set(attributes: Attributes): void;
+  /** Adds an event. */
+  event(name: string, attributes?: Attributes): void;
+  /** Marks the span failed, with the error's message, and records it. */
+  fail(error: unknown): void;
+  /** Marks the span succeeded. */
+  ok(): void;
+  /** Ends the span (once; later calls do nothing). */
+  end(): void;
+  /** The span's W3C trace context. */
+  traceContext(): TraceContext | undefined;
+}
+
+const NOOP: SpanHandle = Object.freeze({
+  set() {},
+  event() {},
+  fail() {},
+  ok() {},
+  end() {},
+  traceContext: () => undefined,
+});
+
+/** Counters and histograms the session records. */
+export type CounterName =
+  | "claude.turns"
+  | "claude.errors"
+  | "claude.events.lagged"
+  | "claude.permission.requests"
+  | "claude.control.pending"
+  | "claude.stderr.lines"
+  | "claude.sessions";
+export type HistogramName = "gen_ai.client.operation.duration" | "gen_ai.client.token.usage";
+
+const UP_DOWN: ReadonlySet<CounterName> = new Set(["claude.control.pending"]);
+const UNITS: Readonly<Record<HistogramName, string>> = {
+  "gen_ai.client.operation.duration": "s",
+  "gen_ai.client.token.usage": "{token}",
+};
+
+function randomHex(bytes: number): string {
+  const buffer = crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(buffer, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function clean(attributes: Attributes): Attributes {
+  const out: Attributes = {};
+  for (const [key, value] of Object.entries(attributes)) if (value !== undefined) out[key] = value;
+  return out;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+class Span implements SpanHandle {
+  readonly otel: OtelSpan | undefined;
+  readonly #telemetry: Telemetry;
+  readonly #record: {
+    name: string;
+    spanId: string;
+    traceId: string;
+    parentSpanId: string | undefined;
+    startTime: number;
+    attributes: Attributes;
+    status: SpanRecord["status"];
+    events: { name: string; attributes?: Attributes }[];
+  } | undefined;
+  #ended = false;
+
+  constructor(
+    telemetry: Telemetry,
+    name: string,
+    attributes: Attributes,
+    parent: Span | undefined,
+  ) {
+    this.#telemetry = telemetry;
+    const { tracer, api, onSpan } = telemetry;
+    if (tracer) {
+      const context = parent?.otel && api
+        ? api.trace.setSpan(api.context.active(), parent.otel)
+        : api?.context.active();
+      this.otel = tracer.startSpan(name, { attributes: clean(attributes) }, context);
+    }
+    if (onSpan) {
+      const above = parent === undefined ? undefined : parent.#record;
+      this.#record = {
+        name,
+        spanId: randomHex(8),
+        traceId: above?.traceId ?? randomHex(16),
+        parentSpanId: above?.spanId,
+        startTime: performance.timeOrigin + performance.now(),
+        attributes: clean(attributes),
+        status: { code: "unset" },
+        events: [],
+      };
+    }
+  }
+
+  set(attributes: Attributes): void {
+    const values = clean(attributes);
+    this.otel?.setAttributes(values);
+    if (this.#record) Object.assign(this.#record.attributes, values);
+  }
+
+  event(name: string, attributes?: Attributes): void {
+    this.otel?.addEvent(name, attributes ? clean(attributes) : undefined);
+    this.#record?.events.push(attributes ? { name, attributes: clean(attributes) } : { name });
+  }
+
+  fail(error: unknown): void {
+    const message = messageOf(error);
+    this.otel?.recordException(error instanceof Error ? error : message);
+    this.otel?.setStatus({ code: STATUS_ERROR, message });
+    if (this.#record) {
+      this.#record.events.push({ name: "exception", attributes: { "exception.message": message } });
+      this.#record.status = { code: "error", message };
+    }
+  }
+
+  ok(): void {
+    this.otel?.setStatus({ code: STATUS_OK });
+    if (this.#record) this.#record.status = { code: "ok" };
+  }
+
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.otel?.end();
+    const record = this.#record;
+    if (record) {
+      const { traceId: _traceId, ...rest } = record;
+      this.#telemetry.onSpan?.({ ...rest, endTime: performance.timeOrigin + performance.now() });
+    }
+  }
+
+  traceContext(): TraceContext | undefined {
+    const { api } = this.#telemetry;
+    if (this.otel && api?.propagation) {
+      const carrier: Record<string, string> = {};
+      api.propagation.inject(api.trace.setSpan(api.context.active(), this.otel), carrier);
+      if (carrier.traceparent) {
+        return carrier.tracestate
+          ? { traceparent: carrier.traceparent, tracestate: carrier.tracestate }
+          : { traceparent: carrier.traceparent };
+      }
+    }
+    if (this.otel) {
+      const { traceId, spanId, traceFlags } = this.otel.spanContext();
+      return {
+        traceparent: `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, "0")}`,
+      };
+    }
+    if (this.#record) {
+      return { traceparent: `00-${this.#record.traceId}-${this.#record.spanId}-01` };
+    }
+    return undefined;
+  }
+}
+
+/** Spans and metrics of one session (or one relay). */
+export class Telemetry {
+  /** True when anything records: check it before building attributes. */
+  readonly on: boolean;
+  readonly api: OtelApi | undefined;
+  readonly tracer: OtelTracer | undefined;
+  readonly onSpan: ((span: SpanRecord) => void) | undefined;
+  readonly #meter: OtelMeter | undefined;
+  readonly #counters = new Map<CounterName, OtelCounter>();
+  readonly #histograms = new Map<HistogramName, OtelHistogram>();
+
+  /**
+   * @param options The caller's telemetry option, or undefined for none.
+   * @param version The package version, for the instrumentation scope.
+   */
+  constructor(options: TelemetryOptions | undefined, version?: string) {
+    this.api = options?.api;
+    this.tracer = options?.tracer ?? options?.api?.trace.getTracer(SCOPE, version);
+    this.#meter = options?.meter ?? options?.api?.metrics?.getMeter(SCOPE, version);
+    this.onSpan = options?.onSpan;
+    this.on = this.tracer !== undefined || this.onSpan !== undefined || this.#meter !== undefined;
+  }
+
+  /** True when spans are recorded (a tracer or the callback). */
+  get tracing(): boolean {
+    return this.tracer !== undefined || this.onSpan !== undefined;
+  }
+
+  /** Starts a span, a child of `parent` (or of the caller's active span). */
+  span(name: string, attributes: Attributes = {}, parent?: SpanHandle): SpanHandle {
+    if (!this.tracing) return NOOP;
+    return new Span(this, name, attributes, parent instanceof Span ? parent : undefined);
+  }
+
+  /** Adds to a counter. */
+  count(name: CounterName, value = 1, attributes?: Attributes): void {
+    const meter = this.#meter;
+    if (!meter) return;
+    let counter = this.#counters.get(name);
+    if (!counter) {
+      counter = UP_DOWN.has(name) ? meter.createUpDownCounter(name) : meter.createCounter(name);
+      this.#counters.set(name, counter);
+    }
+    counter.add(value, attributes);
+  }
+
+  /** Records a value in a histogram. */
+  record(name: HistogramName, value: number, attributes?: Attributes): void {
+    const meter = this.#meter;
+    if (!meter) return;
+    let histogram = this.#histograms.get(name);
+    if (!histogram) {
+      histogram = meter.createHistogram(name, { unit: UNITS[name] });
+      this.#histograms.set(name, histogram);
+    }
+    histogram.record(value, attributes);
+  }
+}
+
+/** Telemetry that records nothing. */
+export const TELEMETRY_OFF: Telemetry = new Telemetry(undefined);
+
+/** A span that records nothing (a default for optional spans). */
+export const NO_SPAN: SpanHandle = NOOP;
