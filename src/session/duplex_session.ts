@@ -19,12 +19,7 @@ import { encodeLine } from "../codec/ndjson_encode_stream.ts";
 import { DuplexError, type TransportExit } from "../errors.ts";
 import type { FinalPermissionDecision, PermissionRequest } from "../permissions/permission.ts";
 import type { UserContent } from "../protocol/content.ts";
-import type { PermissionMode } from "../protocol/control.ts";
-import type {
-  ControlRequestMap,
-  ControlSubtype,
-  McpServerStatus,
-} from "../protocol/control_requests.ts";
+import type { ControlRequestMap, ControlSubtype } from "../protocol/control_requests.ts";
 import { classifyFrame, isSystemInit } from "../protocol/guards.ts";
 import { Broadcast } from "../subscriptions/_broadcast.ts";
 import type { Subscription } from "../subscriptions/subscription.ts";
@@ -678,8 +673,4 @@ function strings(value: unknown): string[] {
   return Array.isArray(value)
     ? value.filter((item): item is string => typeof item === "string")
     : [];
-}
-
-function stringOr(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
 }

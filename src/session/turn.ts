@@ -182,7 +182,10 @@ function mapModels(
 }
 
 function sumTokens(models: readonly TurnTokens[]): TurnTokens {
-  let input = 0, output = 0, cacheRead = 0, cacheCreation = 0;
+  let input = 0;
+  let output = 0;
+  let cacheRead = 0;
+  let cacheCreation = 0;
   for (const m of models) {
     input += m.input;
     output += m.output;
