@@ -281,6 +281,44 @@ export abstract class SessionControls {
   }
 
   /**
+   * Reads a file of the session (relative to its working folder) under the
+   * Read tool's permission rules: a denied or missing file rejects with a
+   * `control_failed` DuplexError.
+   *
+   * @param path The file.
+   * @param options `maxBytes` and `encoding` (`"base64"` for binary files), a signal and a timeout.
+   * @returns The contents and where they came from.
+   */
+  readFile(
+    path: string,
+    options: ControlRequestOptions & { maxBytes?: number; encoding?: "utf-8" | "base64" } = {},
+  ): Promise<Reply<"read_file">> {
+    const { maxBytes, encoding, ...rest } = options;
+    return this.request("read_file", {
+      path,
+      ...(maxBytes === undefined ? {} : { max_bytes: maxBytes }),
+      ...(encoding === undefined ? {} : { encoding }),
+    }, rest);
+  }
+
+  /**
+   * Overrides the permission mode for one MCP server's tools (`"auto"`
+   * allows them without asking); `null` removes the override.
+   *
+   * @param serverName The server's name (stored even before it connects).
+   * @param mode The mode, or `null`.
+   * @param options A signal and a timeout.
+   * @returns A `warning` when no known server has that name.
+   */
+  setMcpPermissionModeOverride(
+    serverName: string,
+    mode: "default" | "auto" | null,
+    options: ControlRequestOptions = {},
+  ): Promise<Reply<"set_mcp_permission_mode_override">> {
+    return this.request("set_mcp_permission_mode_override", { serverName, mode }, options);
+  }
+
+  /**
    * Reports the account's usage and limits (`get_usage`).
    *
    * @param options A signal and a timeout.

@@ -66,6 +66,21 @@ e2eTest("runtime controls: reloads, usage, settings, MCP toggles, tasks", async 
       await session.stopTask("no-such-task");
       assert.deepEqual(await session.backgroundTasks(), {});
     });
+    await t.step("readFile and setMcpPermissionModeOverride", async () => {
+      await Deno.writeTextFile(`${work}/notes.txt`, "hello file");
+      const file = await session.readFile("notes.txt");
+      assert.equal(file.contents, "hello file");
+      assert.equal(file.absPath, `${work}/notes.txt`);
+      const cut = await session.readFile("notes.txt", { maxBytes: 5 });
+      assert.equal(cut.contents, "hello");
+      await assert.rejects(
+        session.readFile("missing.txt"),
+        (e) => isDuplexError(e, "control_failed"),
+      );
+      assert.deepEqual(await session.setMcpPermissionModeOverride("whisperer", "auto"), {});
+      const unknown = await session.setMcpPermissionModeOverride("nobody", null);
+      assert.equal(typeof (unknown.warning ?? ""), "string");
+    });
     await t.step("the deprecated names still answer", async () => {
       assert.deepEqual(await session.mcpStatus(), await session.mcpServerStatus());
       assert.equal(typeof (await session.contextUsage()).totalTokens, "number");
