@@ -98,3 +98,22 @@ export {
   type Thinking,
 } from "./build_args.ts";
 export { resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
+export { listSessions, type ListSessionsOptions } from "./history/list_sessions.ts";
+export { getSessionInfo, type StoredSessionInfo } from "./history/stored_session_info.ts";
+export {
+  getSessionMessages,
+  type GetSessionMessagesOptions,
+  type SessionAssistantMessage,
+  type SessionMessage,
+  type SessionMessageBase,
+  type SessionSystemMessage,
+  type SessionUserMessage,
+} from "./history/session_messages.ts";
+export { renameSession, tagSession } from "./history/session_metadata.ts";
+export { deleteSession } from "./history/delete_session.ts";
+export {
+  forkSession,
+  type ForkSessionOptions,
+  type ForkSessionResult,
+} from "./history/fork_session.ts";
+export type { HistoryOptions, SkippedLine } from "./history/history_options.ts";

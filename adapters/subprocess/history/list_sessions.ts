@@ -1,0 +1,117 @@
+/**
+ * {@linkcode listSessions}: the sessions of a project folder (or of all of
+ * them), newest first, a page at a time.
+ *
+ * @module
+ */
+
+import { explainFsError, projectDirs, statTranscript, type TranscriptFile } from "./_paths.ts";
+import { pageBound } from "./_checks.ts";
+import { summarize } from "./_summary.ts";
+import { readTranscript } from "./_transcript.ts";
+import type { HistoryOptions } from "./history_options.ts";
+import type { StoredSessionInfo } from "./stored_session_info.ts";
+
+/** Options of {@linkcode listSessions}. */
+export interface ListSessionsOptions extends HistoryOptions {
+  /**
+   * The most sessions to return.
+   *
+   * @default {Infinity}
+   */
+  readonly limit?: number;
+  /**
+   * How many sessions of the sorted list to skip first (for paging).
+   *
+   * @default {0}
+   */
+  readonly offset?: number;
+}
+
+const TRANSCRIPT_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
+
+async function transcriptsIn(dir: string, action: string): Promise<TranscriptFile[]> {
+  const found: TranscriptFile[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      const id = TRANSCRIPT_NAME.exec(entry.name)?.[1];
+      if (id === undefined || !entry.isFile) continue; // links and other files are not ours
+      const file = await statTranscript(id.toLowerCase(), dir, action);
+      if (file) found.push(file);
+    }
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return found;
+    }
+    throw explainFsError(error, action, dir, "read");
+  }
+  return found;
+}
+
+/**
+ * Lists the stored sessions of a project folder (`dir`), or of every
+ * project folder, sorted by last modification, newest first; `offset` and
+ * `limit` take a page of that list.
+ *
+ * As in the official SDK, sub-agent transcripts and files without any
+ * prompt are left out, and `summary` is the title to show. Files are sorted
+ * by their time first and read only until the page is full, so a page of a
+ * long history costs little. Lines that cannot be read are skipped (see
+ * `onSkip` and `skippedLines`); a file that is not `<uuid>.jsonl`, a link,
+ * or empty is not a session and is left out.
+ *
+ * @param options Where to look (`dir`, `configDir`), the page (`limit`,
+ * `offset`), `signal`, `onSkip`.
+ * @returns The sessions, newest first.
+ * @throws {DuplexError} `invalid_argument` for a negative or fractional
+ * `limit` / `offset`; `not_permitted` when a folder may not be read (the
+ * message names the flag).
+ * @throws {TypeError} When `dir`, `configDir`, `limit` or `offset` has the wrong type.
+ *
+ * @example A sidebar of the ten newest sessions of this folder
+ * ```ts ignore
+ * import { listSessions } from "@duplex/claude/subprocess";
+ *
+ * for (const session of await listSessions({ dir: Deno.cwd(), limit: 10 })) {
+ *   const when = new Date(session.lastModified).toLocaleString();
+ *   console.log(`${session.summary} (${when})${session.tag ? ` #${session.tag}` : ""}`);
+ * }
+ * ```
+ */
+export async function listSessions(
+  options: ListSessionsOptions = {},
+): Promise<StoredSessionInfo[]> {
+  const action = "list sessions";
+  const limit = pageBound("limit", options.limit, Infinity, action);
+  const offset = pageBound("offset", options.offset, 0, action);
+  options.signal?.throwIfAborted();
+  const files: TranscriptFile[] = [];
+  for (const dir of await projectDirs(options, action)) {
+    options.signal?.throwIfAborted();
+    files.push(...await transcriptsIn(dir, action));
+  }
+  files.sort((a, b) => b.mtime - a.mtime || a.sessionId.localeCompare(b.sessionId));
+  const seen = new Set<string>();
+  const page: StoredSessionInfo[] = [];
+  let skip = offset;
+  for (const file of files) {
+    if (page.length >= limit) break;
+    if (seen.has(file.sessionId)) continue;
+    let transcript;
+    try {
+      transcript = await readTranscript(file.file, options, action);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) continue; // deleted while we listed
+      throw error;
+    }
+    const info = summarize(file, transcript);
+    if (!info) continue;
+    seen.add(file.sessionId);
+    if (skip > 0) {
+      skip--;
+      continue;
+    }
+    page.push(info);
+  }
+  return page;
+}
