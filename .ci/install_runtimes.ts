@@ -83,28 +83,48 @@ export type RuntimeStatus =
 const VERSION_TIMEOUT_MS = 30_000;
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
+/** stdin closed, stdout and stderr collected. */
+const PIPED = { stdin: "null", stdout: "piped", stderr: "piped" } as const;
+
 /**
- * Runs `<binary> --version` (bounded).
+ * Runs `binary` to its end (bounded).
+ *
+ * @param binary The program.
+ * @param args Its arguments.
+ * @param timeoutMs The bound.
+ * @returns Its output, or why it could not run.
+ */
+async function run(
+  binary: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<Deno.CommandOutput | { readonly failed: string; readonly missing: boolean }> {
+  try {
+    return await new Deno.Command(binary, {
+      args,
+      ...PIPED,
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+      .output();
+  } catch (error) {
+    const missing = error instanceof Deno.errors.NotFound;
+    return { failed: error instanceof Error ? error.message : String(error), missing };
+  }
+}
+
+/**
+ * Runs `<binary> --version`.
  *
  * @param binary The binary.
  * @returns What it printed (first line), or why it could not run.
  */
 async function version(binary: string): Promise<{ ok: boolean; text: string }> {
-  try {
-    const output = await new Deno.Command(binary, {
-      args: ["--version"],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(VERSION_TIMEOUT_MS),
-    }).output();
-    const text = new TextDecoder().decode(output.stdout).trim().split("\n")[0] ?? "";
-    return output.success
-      ? { ok: true, text }
-      : { ok: false, text: `exit ${output.code}: ${new TextDecoder().decode(output.stderr)}` };
-  } catch (error) {
-    return { ok: false, text: error instanceof Error ? error.message : String(error) };
-  }
+  const output = await run(binary, ["--version"], VERSION_TIMEOUT_MS);
+  if ("failed" in output) return { ok: false, text: output.failed };
+  const text = new TextDecoder().decode(output.stdout).trim().split("\n")[0] ?? "";
+  return output.success
+    ? { ok: true, text }
+    : { ok: false, text: `exit ${output.code}: ${new TextDecoder().decode(output.stderr)}` };
 }
 
 async function probe(prefix: string, runtime: NpmRuntime): Promise<RuntimeStatus> {
@@ -132,19 +152,10 @@ async function probe(prefix: string, runtime: NpmRuntime): Promise<RuntimeStatus
 
 async function npmInstall(prefix: string, spec: string): Promise<string | undefined> {
   await Deno.mkdir(prefix, { recursive: true });
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command("npm", {
-      args: ["install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save", spec],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(INSTALL_TIMEOUT_MS),
-    }).output();
-  } catch (error) {
-    return error instanceof Deno.errors.NotFound
-      ? "npm is not installed (not found on PATH)"
-      : `npm could not run: ${error instanceof Error ? error.message : error}`;
+  const args = ["install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save", spec];
+  const output = await run("npm", args, INSTALL_TIMEOUT_MS);
+  if ("failed" in output) {
+    return output.missing ? "npm is not installed (not found on PATH)" : output.failed;
   }
   if (output.success) return undefined;
   const errors = new TextDecoder().decode(output.stderr).split("\n")
