@@ -62,6 +62,20 @@ export type {
   TurnQueuedEvent,
   TurnStartedEvent,
 } from "./src/session/events.ts";
+export type {
+  Attributes,
+  AttributeValue,
+  OtelApi,
+  OtelCounter,
+  OtelHistogram,
+  OtelMeter,
+  OtelSpan,
+  OtelSpanContext,
+  OtelTracer,
+  SessionStats,
+  SpanRecord,
+  TelemetryOptions,
+} from "./src/telemetry/telemetry_options.ts";
 export {
   DuplexError,
   type DuplexErrorKind,

@@ -414,6 +414,32 @@ function skipped(id: string, workload: string, why: string): Row {
   return { id, workload, ours: "skipped", peer: why, ratio: "", target: "", met: "n/a" };
 }
 
+/* 2e: telemetry off, the OpenTelemetry API with no SDK (no-op), and the SDK in memory. */
+async function workload2Telemetry(
+  ctx: Context,
+  params: { target: Context["fake"]; warmup: number; blocks: number; blockTurns: number },
+): Promise<void> {
+  const runs: Result[] = [];
+  for (let round = 0; round < rounds(ctx, ctx.sizes.instantRounds); round++) {
+    runs.push(await denoSide("telemetry-turns", params));
+  }
+  ctx.raw["telemetry-turns"] = runs;
+  const ratio = (mode: string): number =>
+    median(runs.map((r) => median(numbers([r], mode)) / median(numbers([r], "off"))));
+  const off = median(numbers(runs, "off"));
+  ctx.rows.push({
+    id: "2e",
+    workload: "per turn, instant fake CLI: telemetry off vs a no-op tracer vs the SDK in memory",
+    ours: `off ${ms(off)}, no-op ${ms(median(numbers(runs, "noop")))}, memory ${
+      ms(median(numbers(runs, "memory")))
+    }/turn`,
+    peer: "telemetry off",
+    ratio: `${x(ratio("noop"))} / ${x(ratio("memory"))}`,
+    target: "no-op <= 1.05x",
+    met: yes(ratio("noop") <= 1.05),
+  });
+}
+
 async function workload1and2Real(ctx: Context): Promise<void> {
   const { sizes } = ctx;
   if (!ctx.real) {
@@ -530,6 +556,7 @@ async function workload2Instant(ctx: Context): Promise<void> {
     target: "<= 1.2x",
     met: yes(ratio <= 1.2),
   });
+  await workload2Telemetry(ctx, params);
   if (sdk.length === 0) {
     ctx.rows.push(skipped("2d", "per turn, instant fake CLI: ours vs official SDK", ctx.sdkWhy));
     return;

@@ -116,7 +116,7 @@ Deno.test(
         type: "result",
         subtype: "success",
         modelUsage: cumulative(84, 14, 0.6),
-      } as ResultFrame;
+      } as unknown as ResultFrame;
       const r = readTurnResult(frame, { totalCostUsd: 0.3, modelUsage: cumulative(42, 7, 0.3) });
       assert.deepEqual(r.tokens, { input: 42, output: 7, cacheRead: 0, cacheCreation: 0 });
       assert.ok(Math.abs((r.models["m-a"]?.costUsd ?? 0) - 0.3) < 1e-12);
