@@ -41,6 +41,7 @@ Deno.test("bench harness: --smoke runs every workload and prints one table", asy
       "1",
       "2a",
       "2b",
+      "2e",
       "3a",
       "3b",
       "3c",
@@ -62,7 +63,7 @@ Deno.test("bench harness: --smoke runs every workload and prints one table", asy
     assert.ok(["yes", "NO", "info", "n/a"].includes(row[6] ?? ""), `bad met cell: ${row[6]}`);
   }
   // The fake-CLI workloads always run: their rows carry measurements, not "skipped".
-  for (const id of ["2b", "3b", "3c", "3d", "4a", "4b", "4c", "5", "5b", "6", "7a", "7b"]) {
+  for (const id of ["2b", "2e", "3b", "3c", "3d", "4a", "4b", "4c", "5", "5b", "6", "7a", "7b"]) {
     const row = rows.find((r) => r[0] === id);
     assert.notEqual(row?.[2], "skipped", `row ${id} was skipped`);
   }
