@@ -24,12 +24,7 @@ import type {
   UnknownFrame,
   UserFrame,
 } from "./messages.ts";
-import type {
-  SystemFrame,
-  SystemFrameMap,
-  SystemOtherFrame,
-  SystemSubtype,
-} from "./system_frame.ts";
+import type { SystemFrame, SystemFrameMap, SystemSubtype } from "./system_frame.ts";
 import type { SystemInitFrame } from "./system_frames.ts";
 
 /**
@@ -119,7 +114,7 @@ function unknownFrame(o: Record<string, unknown>): UnknownFrame {
  * known type (or known `system` subtype) missing one of its required fields,
  * comes back as an {@linkcode UnknownFrame} that keeps the object. A `system`
  * frame of an unknown subtype stays a `system` frame
- * ({@linkcode SystemOtherFrame}).
+ * (`SystemOtherFrame`).
  *
  * @param o A parsed JSON object.
  * @returns The classified frame.
@@ -177,7 +172,7 @@ export function isSystemInit(frame: CliFrame): frame is SystemInitFrame {
  * that subtype requires (checked again, so a hand-made frame is safe too).
  *
  * @typeParam S The subtype.
- * @param frame Any frame.
+ * @param frame Any frame, or any session event.
  * @param subtype The subtype, for example `"task_started"`.
  * @returns True for a well-formed `system` frame of that subtype.
  *
@@ -198,11 +193,12 @@ export function isSystemInit(frame: CliFrame): frame is SystemInitFrame {
  * ```
  */
 export function isSystemFrame<S extends SystemSubtype>(
-  frame: CliFrame | SystemOtherFrame,
+  frame: { readonly type: string },
   subtype: S,
 ): frame is SystemFrameMap[S] {
-  if (frame.type !== "system" || frame.subtype !== subtype) return false;
-  return isRecord(frame) && hasFields(frame, SYSTEM_FIELDS[subtype]);
+  const fields: unknown = frame;
+  return isRecord(fields) && fields.type === "system" && fields.subtype === subtype &&
+    hasFields(fields, SYSTEM_FIELDS[subtype]);
 }
 
 /**
