@@ -225,7 +225,13 @@ export class RelayConnection implements Peer {
       this.#protocolError(parsed.reason);
       return;
     }
-    for (const message of parsed.message) {
+    const messages = parsed.message;
+    if (messages.length > 1 && messages.some((message) => message.t === "hello")) {
+      // What follows a hello waits for its session: it would have none to go to.
+      this.#protocolError("A hello travels alone in its frame, not in a batch");
+      return;
+    }
+    for (const message of messages) {
       if (this.#state === "closed") return;
       this.#handleMessage(message);
     }
@@ -241,7 +247,11 @@ export class RelayConnection implements Peer {
       this.#hello(message);
       return;
     }
-    const session = this.#session!;
+    const session = this.#session;
+    if (session === undefined) {
+      this.#protocolError(`A ${message.t} message came before the session was ready`);
+      return;
+    }
     switch (message.t) {
       case "in":
         switch (session.input(message.seq, message.line)) {

@@ -160,6 +160,17 @@ Deno.test("hostile clients: oversize and malformed frames", async (t) => {
       '{"t":"in","seq":1,"line":"{}"}',
       /first message must be a hello/,
     ],
+    // Until this was refused, the input after the hello crashed the relay's process.
+    [
+      "a batch of a hello and input",
+      '[{"t":"hello","v":1,"spawn":{}},{"t":"in","seq":1,"line":"{}"}]',
+      /hello travels alone/,
+    ],
+    [
+      "a batch of a resume and more",
+      '[{"t":"hello","v":1,"resume":{"session":"s","after":0}},{"t":"eof"}]',
+      /hello travels alone/,
+    ],
     [
       "a deeply nested frame",
       "[".repeat(30_000) + "]".repeat(30_000),

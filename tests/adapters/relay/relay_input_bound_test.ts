@@ -15,9 +15,12 @@ const LIMIT = 256 * 1024;
 const LINE = JSON.stringify({ type: "note", pad: "x".repeat(4000) });
 
 async function refusedFlood(client: TestClient, from: number): Promise<void> {
-  // 2000 lines of 4 KB (8 MB) at a CLI that reads none of them.
-  for (let seq = from; seq < from + 2000 && client.socket.readyState === WebSocket.OPEN; seq++) {
+  // Up to 2000 lines of 4 KB (8 MB) at a CLI that reads none of them, never waiting for an
+  // acknowledgement; the client stops once it reads the refusal.
+  for (let seq = from; seq < from + 2000; seq++) {
+    if (client.texts("error").length > 0 || client.socket.readyState !== WebSocket.OPEN) break;
     client.send({ t: "in", seq, line: LINE });
+    if (seq % 16 === 0) await new Promise((resolve) => setTimeout(resolve, 0));
   }
   assert.equal(await client.closeCode(10_000), CLOSE.tooBig);
   const event = await client.closed;
@@ -41,12 +44,17 @@ Deno.test("relay input bound: a client flooding a busy CLI is refused", async (t
     );
   });
 
-  await t.step("while the CLI starts: the queued frames count too", async () => {
+  await t.step("a burst sent with the hello, before any acknowledgement", async () => {
+    // The hello and 100 lines (400 KB) at once: whether they arrive before the session is
+    // ready (held by the connection, see frame_bounds_test.ts) or after, the bound holds.
     const client = new TestClient(env.relay.url);
     await using _ = client;
     await client.opened;
     client.send({ t: "hello", v: 1, spawn: {} });
-    await refusedFlood(client, 1);
+    for (let seq = 1; seq <= 100; seq++) client.send({ t: "in", seq, line: LINE });
+    assert.equal(await client.closeCode(), CLOSE.tooBig);
+    assert.equal(client.texts("error")[0]?.kind, "too_large");
+    assert.match((await client.closed).reason, /maxPendingInputBytes 262144/);
   });
 
   await t.step("the relay still serves others; each CLI started once", async () => {
@@ -58,38 +66,41 @@ Deno.test("relay input bound: a client flooding a busy CLI is refused", async (t
 });
 
 Deno.test("relay input bound: the remote client streaming many lines never meets it", async (t) => {
-  // The bound is 16 lines' worth; the client sends 600 of them.
+  // The bound is 16 lines' worth; the client sends up to 600 of them.
   await using env = await startRelay({ maxPendingInputBytes: 64 * 1024 });
-  for (const inFlight of [1, 8]) {
-    await t.step(`${inFlight} write(s) in flight at a time: every line applied once`, async () => {
-      const transport = await remote({ url: env.relay.url, token: TOKEN, reconnect: false })({
-        signal: new AbortController().signal,
-      });
-      await using _ = transport;
-      let echoed = 0;
-      const reading = (async () => {
-        const decoder = new TextDecoder();
-        let text = "";
-        for await (const chunk of transport.readable) {
-          text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-          const lines = text.split("\n");
-          text = lines.pop()!;
-          echoed += lines.filter((line) => line.includes('"fake_echo"')).length;
-          if (echoed === 600) return;
+  for (const [inFlight, count] of [[1, 200], [8, 600]] as const) {
+    await t.step(
+      `${count} lines, ${inFlight} write(s) in flight: every line applied once`,
+      async () => {
+        const transport = await remote({ url: env.relay.url, token: TOKEN, reconnect: false })({
+          signal: new AbortController().signal,
+        });
+        await using _ = transport;
+        let echoed = 0;
+        const reading = (async () => {
+          const decoder = new TextDecoder();
+          let text = "";
+          for await (const chunk of transport.readable) {
+            text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+            const lines = text.split("\n");
+            text = lines.pop()!;
+            echoed += lines.filter((line) => line.includes('"fake_echo"')).length;
+            if (echoed === count) return;
+          }
+        })();
+        const writing = new Set<Promise<void>>();
+        for (let i = 0; i < count; i++) {
+          if (writing.size >= inFlight) await Promise.race(writing);
+          const write = transport.write(LINE).then(() => void writing.delete(write));
+          writing.add(write);
         }
-      })();
-      const writing = new Set<Promise<void>>();
-      for (let i = 0; i < 600; i++) {
-        if (writing.size >= inFlight) await Promise.race(writing);
-        const write = transport.write(LINE).then(() => void writing.delete(write));
-        writing.add(write);
-      }
-      await Promise.all(writing);
-      await reading;
-      assert.equal(echoed, 600);
-      const exit = await transport.close();
-      assert.equal(exit.code, 0, `ended normally: ${JSON.stringify(exit)}`);
-    });
+        await Promise.all(writing);
+        await reading;
+        assert.equal(echoed, count);
+        const exit = await transport.close();
+        assert.equal(exit.code, 0, `ended normally: ${JSON.stringify(exit)}`);
+      },
+    );
   }
   assert.equal(await env.spawns(2), 2);
 });

@@ -1,0 +1,91 @@
+/** The bounds on what one client connection sends (adapters/relay/_frame_bounds.ts). */
+
+import assert from "node:assert/strict";
+import {
+  closeWhenQuiet,
+  EarlyFrames,
+  frameBytes,
+  frameTooLarge,
+  inputOverflow,
+} from "../../../adapters/relay/_frame_bounds.ts";
+
+Deno.test("frameBytes() measures a frame in bytes, cheaply past the bound", {
+  permissions: "none",
+}, () => {
+  assert.equal(frameBytes("abc", 10), 3);
+  assert.equal(frameBytes("é€😀", 100), 2 + 3 + 4, "UTF-8 bytes, not UTF-16 units");
+  assert.equal(frameBytes("x".repeat(50), 10), 50, "over the bound: its length suffices");
+  assert.equal(frameBytes(new ArrayBuffer(7), 10), 7);
+  assert.equal(frameBytes(new Uint8Array(new ArrayBuffer(16), 4, 5), 10), 5);
+  assert.equal(frameBytes(new Blob(["12345678"]), 10), 8);
+  assert.equal(frameBytes(undefined, 10), 0);
+});
+
+Deno.test("EarlyFrames holds frames until ready, within maxPendingInputBytes and a count", {
+  permissions: "none",
+}, async (t) => {
+  await t.step("holds, then hands over in order and forgets", () => {
+    const early = new EarlyFrames(10);
+    assert.equal(early.hold("a", 4), undefined);
+    assert.equal(early.hold("b", 6), undefined, "exactly at the bound");
+    const refusal = early.hold("c", 1);
+    assert.equal(refusal?.kind, "too_large");
+    assert.match(refusal!.message, /10 bytes wait for claude \(maxPendingInputBytes 10\)/);
+    assert.deepEqual(early.take(), ["a", "b"]);
+    assert.deepEqual(early.take(), []);
+    assert.equal(early.hold("d", 10), undefined, "room again after take()");
+  });
+
+  await t.step("at most 1024 frames, whatever their size", () => {
+    const early = new EarlyFrames(1_000_000);
+    for (let i = 0; i < 1024; i++) assert.equal(early.hold("{}", 2), undefined);
+    const refusal = early.hold("{}", 2);
+    assert.equal(refusal?.kind, "protocol");
+    assert.match(refusal!.message, /Too many messages before ready/);
+  });
+});
+
+Deno.test("the refusals name the option to change", { permissions: "none" }, () => {
+  assert.deepEqual(
+    [frameTooLarge(64).kind, frameTooLarge(64).message],
+    ["too_large", "Cannot take a frame of more than 64 bytes (the relay's maxFrameBytes)"],
+  );
+  assert.match(
+    inputOverflow(3, 8).message,
+    /^Cannot take more input: 3 bytes .*maxPendingInputBytes 8/,
+  );
+});
+
+Deno.test("closeWhenQuiet() closes once the peer is quiet, and at the latest after 1 s", {
+  permissions: "none",
+}, async (t) => {
+  await t.step("a quiet peer: at once", () => {
+    let closed = 0;
+    closeWhenQuiet(() => Date.now() - 1000, () => closed++);
+    assert.equal(closed, 1);
+  });
+
+  await t.step("a peer that goes on sending for 150 ms: soon after it stops", async () => {
+    const started = Date.now();
+    const { promise, resolve } = Promise.withResolvers<number>();
+    closeWhenQuiet(() => Math.min(Date.now(), started + 150), () => resolve(Date.now() - started));
+    const after = await promise;
+    assert.ok(after >= 150 && after < 600, `closed after ${after} ms`);
+  });
+
+  await t.step("a peer that never stops: after the bound", async () => {
+    const started = Date.now();
+    const { promise, resolve } = Promise.withResolvers<number>();
+    closeWhenQuiet(() => Date.now(), () => resolve(Date.now() - started));
+    const after = await promise;
+    assert.ok(after >= 1000 && after < 2000, `closed after ${after} ms`);
+  });
+
+  await t.step("cancelled: never", async () => {
+    let closed = 0;
+    const cancel = closeWhenQuiet(() => Date.now(), () => closed++);
+    cancel();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.equal(closed, 0);
+  });
+});
