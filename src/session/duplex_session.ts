@@ -121,7 +121,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     const settings = checkOptions(options);
     const { signal } = options;
     const telemetry = options.telemetry ? new Telemetry(options.telemetry, VERSION) : TELEMETRY_OFF;
-    const span = telemetry.span("claude.session", { "gen_ai.provider.name": "anthropic" });
+    const span = telemetry.root("claude.session", { "gen_ai.provider.name": "anthropic" });
     telemetry.count("claude.sessions");
     let transport: Transport;
     try {

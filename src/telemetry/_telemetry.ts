@@ -181,6 +181,7 @@ class Span implements SpanHandle {
     }
     if (this.otel) {
       const { traceId, spanId, traceFlags } = this.otel.spanContext();
+      if (/^0*$/.test(traceId)) return undefined; // an invalid context: nothing to join
       return {
         traceparent: `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, "0")}`,
       };
@@ -212,12 +213,29 @@ export class Telemetry {
     this.tracer = options?.tracer ?? options?.api?.trace.getTracer(SCOPE, version);
     this.#meter = options?.meter ?? options?.api?.metrics?.getMeter(SCOPE, version);
     this.onSpan = options?.onSpan;
-    this.on = this.tracer !== undefined || this.onSpan !== undefined || this.#meter !== undefined;
+    this.#tracing = this.tracer !== undefined || this.onSpan !== undefined;
+    this.on = this.#tracing || this.#meter !== undefined;
   }
+
+  #tracing: boolean;
 
   /** True when spans are recorded (a tracer or the callback). */
   get tracing(): boolean {
-    return this.tracer !== undefined || this.onSpan !== undefined;
+    return this.#tracing;
+  }
+
+  /**
+   * Starts the root span of what this telemetry observes (a session). When
+   * the tracer does not record it (no SDK registered, or sampled out) and no
+   * callback is set, tracing stops here: its children would not be recorded
+   * either (parent-based sampling), so they are never started, and the rest
+   * costs nothing.
+   */
+  root(name: string, attributes: Attributes = {}): SpanHandle {
+    const span = this.span(name, attributes);
+    const otel = span instanceof Span ? span.otel : undefined;
+    if (otel?.isRecording?.() === false && this.onSpan === undefined) this.#tracing = false;
+    return span;
   }
 
   /** Starts a span, a child of `parent` (or of the caller's active span). */

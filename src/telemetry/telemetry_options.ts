@@ -57,6 +57,8 @@ export interface OtelSpan {
   end(): void;
   /** The span's identity. */
   spanContext(): OtelSpanContext;
+  /** False for a span nobody records (no SDK, or sampled out). */
+  isRecording?(): boolean;
 }
 
 /** The part of `@opentelemetry/api`'s `Tracer` the session uses. */

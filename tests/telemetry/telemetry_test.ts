@@ -288,3 +288,18 @@ Deno.test("without telemetry, no trace context and stats still count", async () 
     TypeError,
   );
 });
+
+Deno.test("the OpenTelemetry API with no SDK: nothing traced, no trace context, turns unaffected", async () => {
+  const cli = new ScriptedCli({ echo: true });
+  let seen: TransportOpenContext | undefined;
+  const session = await DuplexSession.start({
+    transport: (context) => {
+      seen = context;
+      return cli.transport(context);
+    },
+    telemetry: { api: otel }, // no provider registered in this process: a no-op tracer
+  });
+  assert.equal((await session.send("hi")).result.text, "Echo: hi");
+  assert.equal(seen?.traceContext, undefined, "no invalid traceparent is passed on");
+  await session.close();
+});
