@@ -8,17 +8,7 @@
  */
 
 import { isRecord } from "./guards.ts";
-import type {
-  ActiveGoalFrame,
-  AuthStatusFrame,
-  ConversationResetFrame,
-  PromptSuggestionFrame,
-  RateLimitFrame,
-  ToolProgressFrame,
-  ToolUseSummaryFrame,
-  TranscriptMirrorFrame,
-} from "./status_frames.ts";
-import type { CommandLifecycleFrame } from "./messages.ts";
+import type { ConversationFrame } from "./messages.ts";
 import type { SystemFrameMap, SystemSubtype } from "./system_frame.ts";
 
 /** What a required field must hold. */
@@ -39,18 +29,20 @@ export type FieldSpec<T> = {
   readonly [K in Exclude<RequiredKeys<T>, "type" | "subtype">]: FieldKind;
 };
 
-/** The flat top-level frames (their guards are these specs). */
-export interface FlatFrameMap {
-  command_lifecycle: CommandLifecycleFrame;
-  tool_progress: ToolProgressFrame;
-  auth_status: AuthStatusFrame;
-  rate_limit_event: RateLimitFrame;
-  tool_use_summary: ToolUseSummaryFrame;
-  prompt_suggestion: PromptSuggestionFrame;
-  conversation_reset: ConversationResetFrame;
-  active_goal: ActiveGoalFrame;
-  transcript_mirror: TranscriptMirrorFrame;
-}
+/** The flat top-level frame types (their guards are these specs). */
+type FlatType =
+  | "command_lifecycle"
+  | "tool_progress"
+  | "auth_status"
+  | "rate_limit_event"
+  | "tool_use_summary"
+  | "prompt_suggestion"
+  | "conversation_reset"
+  | "active_goal"
+  | "transcript_mirror";
+
+/** The flat top-level frames, by type. */
+export type FlatFrameMap = { [T in FlatType]: Extract<ConversationFrame, { type: T }> };
 
 export const FLAT_FIELDS: { readonly [T in keyof FlatFrameMap]: FieldSpec<FlatFrameMap[T]> } = {
   command_lifecycle: { command_uuid: "string", state: "string" },

@@ -5,42 +5,14 @@ import { HOOK_EVENTS, registerHooks } from "../../src/hooks/hooks.ts";
 import { ScriptedCli } from "../../src/testing/scripted_cli.ts";
 
 /** `HOOK_EVENTS` of `@anthropic-ai/claude-agent-sdk` 0.3.332 (`sdk.d.ts`), in its order. */
-const SDK_HOOK_EVENTS = [
-  "PreToolUse",
-  "PostToolUse",
-  "PostToolUseFailure",
-  "PostToolBatch",
-  "Notification",
-  "UserPromptSubmit",
-  "UserPromptExpansion",
-  "SessionStart",
-  "SessionEnd",
-  "Stop",
-  "StopFailure",
-  "SubagentStart",
-  "SubagentStop",
-  "PreCompact",
-  "PostCompact",
-  "PreModelSwitch",
-  "PostModelSwitch",
-  "PermissionRequest",
-  "PermissionDenied",
-  "Setup",
-  "TeammateIdle",
-  "TaskCreated",
-  "TaskCompleted",
-  "Elicitation",
-  "ElicitationResult",
-  "ConfigChange",
-  "WorktreeCreate",
-  "WorktreeRemove",
-  "InstructionsLoaded",
-  "CwdChanged",
-  "FileChanged",
-  "DirectoryAdded",
-  "MessageDisplay",
-  "PreSkillShellCommand",
-];
+const SDK_HOOK_EVENTS = (
+  "PreToolUse PostToolUse PostToolUseFailure PostToolBatch Notification UserPromptSubmit " +
+  "UserPromptExpansion SessionStart SessionEnd Stop StopFailure SubagentStart SubagentStop " +
+  "PreCompact PostCompact PreModelSwitch PostModelSwitch PermissionRequest PermissionDenied " +
+  "Setup TeammateIdle TaskCreated TaskCompleted Elicitation ElicitationResult ConfigChange " +
+  "WorktreeCreate WorktreeRemove InstructionsLoaded CwdChanged FileChanged DirectoryAdded " +
+  "MessageDisplay PreSkillShellCommand"
+).split(" ");
 
 function recordedCallbacks(): { request_id: string; request: Record<string, unknown> }[] {
   const url = new URL("../protocol/fixtures/hook-callbacks-2.1.332.ndjson", import.meta.url);
