@@ -31,6 +31,8 @@ export const MAX_RELAY_TOKEN_TTL_SECONDS = 86_400;
  * What a scoped token lets its holder do, within the relay's own policy: each
  * field narrows the relay's (lists are intersected, `maxTurns` is the smaller,
  * flags must be true on both sides), and a field left out narrows nothing.
+ * As with the relay's policy, the lists bound what a holder may name: one
+ * that names no model or mode gets the CLI's (or the relay's `cli`) default.
  */
 export interface RelayTokenPolicy {
   /** The models the holder may ask for (among those the relay allows). */
