@@ -146,6 +146,8 @@ export async function spawnOptions(
       refuse("permissionMode", r.permissionMode);
     }
     options.permissionMode = r.permissionMode;
+    // Listed in the relay's policy: the operator means it (the subprocess adapter asks for this).
+    if (r.permissionMode === "bypassPermissions") options.allowDangerouslySkipPermissions = true;
   }
   if (r.includePartialMessages !== undefined) {
     if (r.includePartialMessages && !policy.allowPartialMessages) {

@@ -122,6 +122,15 @@ Deno.test("spawnOptions applies each policy rule", async () => {
       )).permissionMode,
       "bypassPermissions",
     );
+    const bypass = await ok(
+      { permissionMode: "bypassPermissions" },
+      check({ permissionModes: ["bypassPermissions"] }),
+    );
+    // Read untyped: the subprocess adapter's option is newer than this test.
+    const skips = (options: object) =>
+      (options as Record<string, unknown>).allowDangerouslySkipPermissions;
+    assert.equal(skips(bypass), true, "the operator listed it");
+    assert.equal(skips(await ok({ permissionMode: "plan" })), undefined);
     await no({ permissionMode: "plan" }, check({ permissionModes: ["default"] }));
     await no({ includePartialMessages: true }, check({ allowPartialMessages: false }));
     assert.equal(
