@@ -337,6 +337,28 @@ export function tool<S extends StandardSchemaV1>(
   handler: ToolHandler<InferSchemaOutput<S>>,
   options?: ToolOptions,
 ): SdkMcpTool;
+/**
+ * Defines a tool for {@linkcode mcpServer} whose input a JSON Schema
+ * describes: the input is checked against it before `handler` runs, and a
+ * mismatch reaches the model as an error result listing the problems.
+ *
+ * @param name The tool's name: 1 to 64 letters, digits, `_` or `-`.
+ * @param description What the tool does, for the model.
+ * @param inputSchema A JSON Schema object (`type: "object"`); it is copied.
+ * @param handler Runs the tool; returns a {@linkcode ToolResult} or a string.
+ * @param options `annotations` (hints such as `readOnlyHint`).
+ * @returns The tool, frozen.
+ * @throws {TypeError} When a part is invalid (name, schema, handler).
+ *
+ * @example A tool whose input a JSON Schema describes
+ * ```ts
+ * import { tool } from "@duplex/claude";
+ * import assert from "node:assert/strict";
+ *
+ * const greet = tool("greet", "Greets", { type: "object", properties: { who: { type: "string" } } }, ({ who }) => `Hi ${who}`);
+ * assert.equal(greet.inputValidator, undefined);
+ * ```
+ */
 export function tool(
   name: string,
   description: string,

@@ -29,9 +29,11 @@ export type * from "./messages.ts";
 export type {
   AsyncHookOutput,
   ContextSpecificOutput,
+  HookFailurePolicy,
   HookInputBase,
   HookInputs,
   HookOutput,
+  HookResult,
   PreToolUseSpecificOutput,
 } from "../hooks/hooks.ts";
 export type * from "../hooks/hook_inputs.ts";
