@@ -125,7 +125,7 @@ export function withRelay<T>(
     await using relay = serveRelay({
       tokens: [token],
       workspace: sandbox.work,
-      cli: { binary: cli, env: sandbox.env, clearEnv: true, hostSignal: "ignore" },
+      cli: { binary: cli, env: sandbox.env, hostSignal: "ignore" },
       ...(options.policy && { policy: options.policy }),
     });
     return await fn({ relay, token, sandbox });

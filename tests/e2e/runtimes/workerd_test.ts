@@ -58,6 +58,25 @@ async function startWorkerd(
   }
 }
 
+/**
+ * A defect found here and reported (adapters/remote is not this suite's to
+ * change): `_outbox.ts` (`#flush`) and `_socket.ts` (`closeQuietly`) read
+ * `socket.readyState` outside their `try`, and workerd throws right there
+ * for a socket of another request, so the throw escapes a microtask, the
+ * transport never ends and the turn waits for its timeout (forever without
+ * one). With both reads inside the `try` the step below passes (tried);
+ * until then it is ignored, and says so.
+ */
+const CROSS_REQUEST_DEFECT =
+  "adapters/remote/_outbox.ts #flush and _socket.ts closeQuietly read socket.readyState " +
+  "outside their try; workerd throws there";
+
+/** Bundles `entry` as `worker.js` beside a copy of the example's config, in `dir`. */
+async function prepare(entry: string, dir: string): Promise<void> {
+  await bundle(entry, `${dir}/worker.js`);
+  await Deno.copyFile(projectPath("examples/edge/workerd/config.capnp"), `${dir}/config.capnp`);
+}
+
 function post(url: string, prompt: string, signal = AbortSignal.timeout(30_000)) {
   return fetch(url, { method: "POST", body: prompt, signal });
 }
@@ -69,11 +88,7 @@ runtimeTest(
     await withRelay(cli, async (fixture) => {
       const { relay, sandbox: { api, work, home } } = fixture;
       await using dir = await tempDir();
-      await bundle("examples/edge/workerd/worker.ts", `${dir.path}/worker.js`);
-      await Deno.copyFile(
-        projectPath("examples/edge/workerd/config.capnp"),
-        `${dir.path}/config.capnp`,
-      );
+      await prepare("examples/edge/workerd/worker.ts", dir.path);
       const { child, base } = await startWorkerd(bin.workerd!, dir.path, fixture);
       await using _workerd = child;
 
@@ -151,6 +166,25 @@ runtimeTest(
           assert.ok(history.includes('"one"') && history.includes('"two"'), history);
         },
       );
+
+      // deno-lint-ignore no-console -- an ignored step says why, loudly
+      console.error(`!!! workerd: the cross-request step is IGNORED: ${CROSS_REQUEST_DEFECT} !!!`);
+      await t.step({
+        name: "a session used from another request fails at once, in workerd's words",
+        ignore: true,
+        fn: async () => {
+          await using other = await tempDir();
+          await prepare("tests/e2e/runtimes/fixtures/shared_session_worker.ts", other.path);
+          const started = await startWorkerd(bin.workerd!, other.path, fixture);
+          await using _shared = started.child;
+          const first = await (await post(started.base, "first")).json();
+          assert.deepEqual(first, { ok: true, text: "Echo: first" });
+          const second = await (await post(started.base, "second")).json();
+          assert.equal(second.ok, false);
+          assert.match(second.message, /Cannot perform I\/O on behalf of a different request/);
+          assert.ok(second.ms < 2_000, `failed after ${second.ms} ms, not at once`);
+        },
+      });
     }, { api: { slowDelayMs: 100 } });
   },
 );
