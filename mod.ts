@@ -28,7 +28,7 @@
  */
 
 export { DuplexSession } from "./src/session/duplex_session.ts";
-export { SessionControls } from "./src/session/session_controls.ts";
+export { type Reply, SessionControls } from "./src/session/session_controls.ts";
 export type {
   ControlRequestOptions,
   DuplexSessionOptions,
@@ -104,7 +104,9 @@ export type {
   HookCallback,
   HookContext,
   HookEvent,
+  HookFailurePolicy,
   HookMatcher,
+  HookResult,
   HooksOptions,
 } from "./src/hooks/hooks.ts";
 export type {
@@ -125,4 +127,5 @@ export {
   type ToolOptions,
   type ToolResult,
 } from "./src/mcp/tool.ts";
+export type { InferSchemaOutput, StandardSchemaV1 } from "./src/mcp/standard_schema.ts";
 export { mcpServer, type McpServerOptions, type SdkMcpServer } from "./src/mcp/mcp_server.ts";

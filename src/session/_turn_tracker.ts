@@ -91,6 +91,12 @@ export class TurnTracker {
   /** Every unsettled turn, in the order its line was written. */
   readonly #turns = new Map<string, TrackedTurn>();
   #previous: PreviousTotals = { totalCostUsd: 0 };
+  /**
+   * The CLI names the lines its results answer (it sent a lifecycle frame or
+   * a result with uuids): from then on a result that names none is a turn the
+   * CLI started itself (a background task's notification) and settles no send.
+   */
+  #cliNamesLines = false;
 
   constructor(host: TrackerHost, options: TrackerOptions) {
     this.#host = host;
@@ -190,6 +196,7 @@ export class TurnTracker {
 
   /** Follows the CLI's queue: lines that started, and lines it cancelled before they ran. */
   onLifecycle(frame: CommandLifecycleFrame): void {
+    this.#cliNamesLines = true;
     const turn = this.#turns.get(frame.command_uuid);
     if (!turn) return;
     if (frame.state === "started") {
@@ -222,9 +229,12 @@ export class TurnTracker {
       : typeof frame.user_message_uuid === "string"
       ? [frame.user_message_uuid]
       : undefined;
-    const turns = uuids === undefined
-      ? [this.#running()].filter((turn) => turn !== undefined)
-      : uuids.flatMap((uuid) => this.#turns.get(uuid) ?? []);
+    if (uuids !== undefined) this.#cliNamesLines = true;
+    const turns = uuids !== undefined
+      ? uuids.flatMap((uuid) => this.#turns.get(uuid) ?? [])
+      : this.#cliNamesLines
+      ? []
+      : [this.#running()].filter((turn) => turn !== undefined);
     if (turns.length === 0) return; // a turn-less result, or an earlier line's
     const result = readTurnResult(frame, previous);
     for (const turn of turns) {

@@ -595,7 +595,17 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   }
 
   #sendInitialize(fields: Record<string, unknown>): void {
+    const blocking = JSON.stringify(fields.hooks ?? {}).includes('"onFailure":"block"');
     const pending = this.#control.request("initialize", fields).then((reply) => {
+      // A hook that must block on failure is unsafe on a CLI that would only warn (the SDK checks so too).
+      if (blocking && (reply.hook_on_failure_supported !== true || reply.hooks_applied === false)) {
+        throw new DuplexError(
+          "control_failed",
+          'Cannot start the session: a hook asks for onFailure: "block", and this CLI does not ' +
+            "support it (its initialize reply lacks hook_on_failure_supported); upgrade claude",
+          { subtype: "initialize" },
+        );
+      }
       this.#info = readSessionInfo(reply);
       return this.#info;
     });

@@ -13,6 +13,9 @@
  */
 
 import type { SdkMcpServer } from "../mcp/mcp_server.ts";
+import type { McpSetServersResult } from "../protocol/control_requests.ts";
+
+export type { McpSetServersResult };
 
 /** An MCP server the CLI starts as a process and talks to over its stdin and stdout. */
 export interface McpStdioServerConfig {
@@ -48,13 +51,3 @@ export type McpExternalServerConfig = McpStdioServerConfig | McpRemoteServerConf
  * whose own name must be the key) and external configs.
  */
 export type McpServers = Readonly<Record<string, SdkMcpServer | McpExternalServerConfig>>;
-
-/** What the CLI did with a new set of MCP servers (`setMcpServers`). */
-export interface McpSetServersResult {
-  /** Names of the servers added. */
-  readonly added: readonly string[];
-  /** Names of the servers removed. */
-  readonly removed: readonly string[];
-  /** Servers that failed to connect, with the CLI's message. */
-  readonly errors: Readonly<Record<string, string>>;
-}

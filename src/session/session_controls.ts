@@ -15,7 +15,8 @@ import type {
 } from "../protocol/control_requests.ts";
 import type { ControlRequestOptions } from "./session_options.ts";
 
-type Reply<K extends ControlSubtype> = ControlRequestMap[K]["response"];
+/** The reply of a subtype (exported for the docs). */
+export type Reply<K extends ControlSubtype> = ControlRequestMap[K]["response"];
 
 /**
  * The runtime controls of a {@linkcode DuplexSession} (its base class): each
@@ -37,7 +38,7 @@ export abstract class SessionControls {
     subtype: K,
     fields?: ControlRequestMap[K]["request"],
     options?: ControlRequestOptions,
-  ): Promise<Reply<K>>;
+  ): Promise<ControlRequestMap[K]["response"]>;
 
   /**
    * Changes the permission mode for the rest of the session.

@@ -441,3 +441,30 @@ Deno.test("a hook reply JSON cannot carry is answered with the encoding error", 
   assert.equal(reply.subtype, "error");
   assert.match(String(reply.error), /BigInt/);
 });
+
+Deno.test('onFailure: "block" on a CLI that does not support it fails the first send', async () => {
+  const cli = new ScriptedCli({ echo: true });
+  cli.on(
+    "control_request:initialize",
+    (f) => [controlSuccess(String(f.request_id), { commands: [] })],
+  );
+  await using session = await DuplexSession.start({
+    transport: cli.transport,
+    hooks: { PreToolUse: [{ run: () => ({}), onFailure: "block" }] },
+  });
+  await assert.rejects(session.initialized, (e) => isDuplexError(e, "control_failed"));
+  await assert.rejects(
+    session.send("hi"),
+    (e) => isDuplexError(e, "control_failed") && /onFailure/.test(e.message),
+  );
+  const ok = new ScriptedCli({ echo: true });
+  ok.on(
+    "control_request:initialize",
+    (f) => [controlSuccess(String(f.request_id), { hook_on_failure_supported: true })],
+  );
+  await using fine = await DuplexSession.start({
+    transport: ok.transport,
+    hooks: { PreToolUse: [{ run: () => ({}), onFailure: "block" }] },
+  });
+  assert.equal((await fine.send("hi")).result.text, "Echo: hi");
+});

@@ -198,3 +198,18 @@ Deno.test("with a CLI that sends no lifecycle frames, queued turns settle in ord
   const turns = await Promise.all(sends);
   assert.deepEqual(turns.map((turn) => turn.result.text), ["A", "B", "C"]);
 });
+
+Deno.test("a turn the CLI started itself (no uuids, from a CLI that names lines) settles no send", async () => {
+  const { cli, session } = await scripted({ echo: false });
+  await using _ = session;
+  const first = session.send("first", { uuid: "u1" });
+  await userLine(cli, "first");
+  finish(cli, ["u1"], "one");
+  await first;
+  const second = session.send("second", { uuid: "u2" });
+  await userLine(cli, "second");
+  // A background task's notification: the CLI runs a turn of its own, whose result names no line.
+  cli.emit(resultFrame({ text: "task notification" }));
+  finish(cli, ["u2"], "two");
+  assert.equal((await second).result.text, "two");
+});

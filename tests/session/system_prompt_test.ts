@@ -59,9 +59,9 @@ Deno.test("a bad systemPrompt is a TypeError before anything opens", async (t) =
     await t.step(name, async () => {
       const cli = new ScriptedCli({ echo: true });
       await assert.rejects(
-        // deno-lint-ignore no-explicit-any
         DuplexSession.start({
           transport: cli.transport,
+          // deno-lint-ignore no-explicit-any
           systemPrompt: systemPrompt as any,
           ...more,
         }),
