@@ -143,6 +143,6 @@ export async function writeTranscript(
     await Deno.rename(temp, file);
   } catch (error) {
     await Deno.remove(temp).catch(() => {});
-    throw explainFsError(error, action, file, "write");
+    throw explainFsError(error, action, file.slice(0, file.lastIndexOf("/")), "write");
   }
 }

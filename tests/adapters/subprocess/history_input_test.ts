@@ -221,3 +221,72 @@ Deno.test("history options are checked before anything is read", async (t) => {
     assert.equal((await listSessions({ configDir })).length, 3);
   });
 });
+
+let shared: Awaited<ReturnType<typeof copyHistory>> | undefined;
+
+Deno.test("(setup) a copied history for the permission tests", async () => {
+  shared = await copyHistory();
+});
+
+Deno.test({
+  name: "history functions name the flag when Deno may not read, write or see the environment",
+  permissions: {
+    read: [decodeURIComponent(new URL("../../..", import.meta.url).pathname)],
+    write: false,
+    env: false,
+  },
+  async fn(t) {
+    const { configDir, ids } = shared!;
+    await t.step(
+      "no --allow-env and no configDir: not_permitted naming the variables",
+      async () => {
+        await assert.rejects(listSessions(), (e) =>
+          isDuplexError(e, "not_permitted") &&
+          e.message.includes("--allow-env=CLAUDE_CONFIG_DIR,HOME"));
+      },
+    );
+    await t.step(
+      "no --allow-write: not_permitted naming the transcript, which is unchanged",
+      async () => {
+        const file = shared!.file("branched");
+        const before = await Deno.readTextFile(file);
+        for (
+          const call of [
+            renameSession(ids.branched, "x", { configDir }),
+            tagSession(ids.branched, "x", { configDir }),
+            deleteSession(ids.branched, { configDir }),
+            forkSession(ids.branched, { configDir }),
+          ]
+        ) {
+          await assert.rejects(
+            call,
+            (e) => isDuplexError(e, "not_permitted") && e.message.includes(`--allow-write=`),
+          );
+        }
+        assert.equal(await Deno.readTextFile(file), before);
+      },
+    );
+  },
+});
+
+Deno.test({
+  name: "history functions name the flag when Deno may not read the folder",
+  permissions: { read: false, env: false },
+  async fn() {
+    const { configDir, ids } = shared!;
+    await assert.rejects(
+      listSessions({ configDir }),
+      (e) =>
+        isDuplexError(e, "not_permitted") &&
+        e.message.includes(`--allow-read=${configDir}/projects`),
+    );
+    await assert.rejects(
+      getSessionMessages(ids.branched, { configDir, dir: RECORDED_DIR }),
+      (e) => isDuplexError(e, "not_permitted") && e.message.includes("--allow-read="),
+    );
+  },
+});
+
+Deno.test("(teardown) the copied history is removed", async () => {
+  await shared?.[Symbol.asyncDispose]();
+});
