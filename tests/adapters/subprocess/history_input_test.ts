@@ -206,16 +206,16 @@ Deno.test("history options are checked before anything is read", async (t) => {
     const signal = AbortSignal.abort(new Error("stop"));
     for (
       const call of [
-        listSessions({ configDir, signal }),
-        getSessionMessages(ids.branched, { configDir, signal }),
-        getSessionInfo(ids.branched, { configDir, signal }),
-        renameSession(ids.branched, "t", { configDir, signal }),
-        tagSession(ids.branched, "t", { configDir, signal }),
-        forkSession(ids.branched, { configDir, signal }),
-        deleteSession(ids.branched, { configDir, signal }),
+        () => listSessions({ configDir, signal }),
+        () => getSessionMessages(ids.branched, { configDir, signal }),
+        () => getSessionInfo(ids.branched, { configDir, signal }),
+        () => renameSession(ids.branched, "t", { configDir, signal }),
+        () => tagSession(ids.branched, "t", { configDir, signal }),
+        () => forkSession(ids.branched, { configDir, signal }),
+        () => deleteSession(ids.branched, { configDir, signal }),
       ]
     ) {
-      await assert.rejects(call, (e) => e instanceof Error && e.message === "stop");
+      await assert.rejects(call(), (e) => e instanceof Error && e.message === "stop");
     }
     assert.equal((await Deno.stat(history.file("branched"))).size, size);
     assert.equal((await listSessions({ configDir })).length, 3);
@@ -252,14 +252,14 @@ Deno.test({
         const before = await Deno.readTextFile(file);
         for (
           const call of [
-            renameSession(ids.branched, "x", { configDir }),
-            tagSession(ids.branched, "x", { configDir }),
-            deleteSession(ids.branched, { configDir }),
-            forkSession(ids.branched, { configDir }),
+            () => renameSession(ids.branched, "x", { configDir }),
+            () => tagSession(ids.branched, "x", { configDir }),
+            () => deleteSession(ids.branched, { configDir }),
+            () => forkSession(ids.branched, { configDir }),
           ]
         ) {
           await assert.rejects(
-            call,
+            call(),
             (e) => isDuplexError(e, "not_permitted") && e.message.includes(`--allow-write=`),
           );
         }
