@@ -23,7 +23,6 @@ import {
   getSessionMessages,
   listSessions,
   renameSession,
-  type SessionMessage,
   tagSession,
 } from "../../adapters/subprocess/mod.ts";
 import {
@@ -35,19 +34,9 @@ import {
   withSandbox,
 } from "./_harness.ts";
 import type { FakeApi } from "./fake_api.ts";
+import { texts } from "../adapters/subprocess/_history_fixtures.ts";
 
 const TURN = { timeoutMs: 30_000 } as const;
-
-function texts(messages: readonly SessionMessage[]): string[] {
-  return messages.map((m) => {
-    if (m.type === "system") return `system:${m.subtype}`;
-    const { content } = m.message;
-    const parts = typeof content === "string"
-      ? [content]
-      : content.map((block) => block.type === "text" ? block.text : block.type);
-    return `${m.type}:${parts.join("|")}`;
-  });
-}
 
 /** The Messages request bodies since `from`, as text (what reached the model). */
 function sentToModel(api: FakeApi, from: number): string {
@@ -121,8 +110,8 @@ e2eTest(
             "user:first history prompt",
             "assistant:Echo: first history prompt",
             "user:[[tool:bash:echo hi]]",
-            "assistant:tool_use",
-            "user:tool_result",
+            "assistant:tool:Bash",
+            "user:result:hi",
             "assistant:Tool said: hi",
             "user:third history prompt",
             "assistant:Echo: third history prompt",

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { SessionMessage } from "../../../adapters/subprocess/mod.ts";
 import { makeTestDir } from "./_helpers.ts";
 
 /** The recorded transcripts. */
@@ -88,4 +89,9 @@ export function textOf(message: { readonly content: unknown }): string {
       ? `tool:${block.name}`
       : block.type
   ).join("|");
+}
+
+/** Each message as `type:text` (`system:subtype` for system entries), for comparing conversations. */
+export function texts(messages: readonly SessionMessage[]): string[] {
+  return messages.map((m) => `${m.type}:${m.type === "system" ? m.subtype : textOf(m.message)}`);
 }

@@ -12,13 +12,8 @@ import {
   getSessionInfo,
   getSessionMessages,
   listSessions,
-  type SessionMessage,
 } from "../../../adapters/subprocess/mod.ts";
-import { copyHistory, RECORDED_DIR, textOf } from "./_history_fixtures.ts";
-
-function texts(messages: readonly SessionMessage[]): string[] {
-  return messages.map((m) => `${m.type}:${m.type === "system" ? m.subtype : textOf(m.message)}`);
-}
+import { copyHistory, RECORDED_DIR, texts } from "./_history_fixtures.ts";
 
 Deno.test("listSessions() lists a folder's sessions newest first, a page at a time", async (t) => {
   await using history = await copyHistory();

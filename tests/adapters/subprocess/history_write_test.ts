@@ -15,15 +15,10 @@ import {
   getSessionMessages,
   listSessions,
   renameSession,
-  type SessionMessage,
   tagSession,
 } from "../../../adapters/subprocess/mod.ts";
 import { isDuplexError } from "../../../mod.ts";
-import { copyHistory, textOf } from "./_history_fixtures.ts";
-
-function texts(messages: readonly SessionMessage[]): string[] {
-  return messages.map((m) => `${m.type}:${m.type === "system" ? m.subtype : textOf(m.message)}`);
-}
+import { copyHistory, textOf, texts } from "./_history_fixtures.ts";
 
 Deno.test("renameSession() and tagSession() append one metadata line each", async (t) => {
   await using history = await copyHistory();
