@@ -1,7 +1,8 @@
 /**
  * Spawning the CLI: the runtime check (`Deno.Command` must exist), the
- * child's environment, the working directory check, the spawn itself, and a
- * readable description of the command line.
+ * child's environment, the private files of the launch, the working
+ * directory check, the spawn itself, and a readable description of the
+ * command line.
  *
  * @module
  */
@@ -9,22 +10,38 @@
 import { DuplexError, excerptOf } from "../../src/errors.ts";
 import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
 import { MARKER_VARIABLE } from "./_marked_processes.ts";
+import { type PrivateFolder, writePrivateFiles } from "./_private_files.ts";
+import { planLaunch } from "./build_args.ts";
 import { STRIPPED_ENV, type SubprocessOptions } from "./subprocess_options.ts";
 
 /** A spawned CLI. */
 export interface Spawned {
-  /** The child process, stdin, stdout and stderr piped. */
+  /**
+   * The child process, stdin, stdout and stderr piped. When the launch has
+   * private files, its `status` settles only once they are removed.
+   */
   readonly child: Deno.ChildProcess;
   /** The command line, quoted as a shell would need it (long arguments cut). */
   readonly description: string;
+  /**
+   * Fields the CLI reads only from `initialize` (see `CliLaunch.initialize`),
+   * for the session.
+   */
+  readonly initialize: Readonly<Record<string, unknown>>;
+  /** Removes the private files now, synchronously (for the host's exit). */
+  removePrivateFilesSync(): void;
 }
 
 /**
  * Spawns the CLI: detached (it leads its own process group), all three
- * stdio streams piped, with the child's environment plus the marker.
+ * stdio streams piped, with the child's environment, the variables the
+ * options set, and the marker. Settings, agents and MCP configs given as
+ * objects are written to a private folder first, removed when the CLI has
+ * been reaped (or the spawn failed).
  *
  * @param options The subprocess options (checked).
- * @param cliArgs The CLI flags.
+ * @param cliArgs The CLI flags, as `buildArgs(options)` made them (rebuilt
+ * with the private folder's path when the launch has private files).
  * @param marker The value of the marker variable for this CLI.
  * @param signal Aborts the start before the spawn.
  * @returns The child and its description.
@@ -38,17 +55,37 @@ export async function spawnCli(
 ): Promise<Spawned> {
   signal?.throwIfAborted();
   requireCommand();
-  const env = { ...childEnv(options), [MARKER_VARIABLE]: marker };
-  const lookup: ResolveBinaryOptions = {
-    ...(options.binary !== undefined && { binary: options.binary }),
-    ...(options.env !== undefined && { env: options.env }),
+  const plan = planLaunch(options);
+  const env: Record<string, string> = {
+    ...childEnv(options),
+    ...plan.env,
+    [MARKER_VARIABLE]: marker,
   };
+  const binary = options.pathToClaudeCodeExecutable ?? options.binary;
+  // The binary is looked up with the CLI's own CLAUDE_CLI and PATH (one set to undefined
+  // counts as unset), else the host's.
+  const lookupEnv: Record<string, string | undefined> = {};
+  for (const name of ["CLAUDE_CLI", "PATH"]) {
+    if (env[name] !== undefined) lookupEnv[name] = env[name];
+    else if (removes(options.extraEnv, name) || removes(options.env, name)) {
+      lookupEnv[name] = undefined;
+    }
+  }
+  const lookup: ResolveBinaryOptions = { ...(binary !== undefined && { binary }), env: lookupEnv };
   const program = await resolveBinary(lookup);
   if (options.cwd !== undefined) await checkCwd(options.cwd);
   signal?.throwIfAborted();
-  const args = [...(options.binaryArgs ?? []), ...cliArgs];
+  let folder: PrivateFolder | undefined;
+  let flags = cliArgs;
+  if (Object.keys(plan.files).length > 0) {
+    folder = await writePrivateFiles(plan.files, options.tempDir);
+    flags = planLaunch(options, folder.path).args;
+  }
+  const args = [...(options.executableArgs ?? options.binaryArgs ?? []), ...flags];
+  let child: Deno.ChildProcess;
   try {
-    const child = new Deno.Command(program, {
+    signal?.throwIfAborted();
+    child = new Deno.Command(program, {
       args,
       ...(options.cwd !== undefined && { cwd: options.cwd }),
       env,
@@ -58,13 +95,64 @@ export async function spawnCli(
       stderr: "piped",
       detached: true,
     }).spawn();
-    return { child, description: describeCommand(program, args) };
   } catch (error) {
+    await folder?.remove();
+    if (signal?.aborted && error === signal.reason) throw error;
     throw explainSpawnError(
       error,
       program,
       options.cwd === undefined ? undefined : String(options.cwd),
     );
+  }
+  return {
+    child: folder === undefined ? child : new ChildWithFiles(child, folder),
+    description: describeCommand(program, args),
+    initialize: plan.initialize,
+    removePrivateFilesSync: () => folder?.removeSync(),
+  };
+}
+
+function removes(variables: SubprocessOptions["env"], name: string): boolean {
+  return variables !== undefined && name in variables && variables[name] === undefined;
+}
+
+/** A child whose `status` settles after its private folder was removed. */
+class ChildWithFiles implements Deno.ChildProcess {
+  readonly #child: Deno.ChildProcess;
+  readonly status: Promise<Deno.CommandStatus>;
+
+  constructor(child: Deno.ChildProcess, folder: PrivateFolder) {
+    this.#child = child;
+    this.status = child.status.finally(() => folder.remove());
+  }
+
+  get pid(): number {
+    return this.#child.pid;
+  }
+  get stdin(): WritableStream<Uint8Array<ArrayBuffer>> {
+    return this.#child.stdin;
+  }
+  get stdout(): Deno.SubprocessReadableStream {
+    return this.#child.stdout;
+  }
+  get stderr(): Deno.SubprocessReadableStream {
+    return this.#child.stderr;
+  }
+  output(): Promise<Deno.CommandOutput> {
+    return this.#child.output();
+  }
+  kill(signo?: Deno.Signal): void {
+    this.#child.kill(signo);
+  }
+  ref(): void {
+    this.#child.ref();
+  }
+  unref(): void {
+    this.#child.unref();
+  }
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.#child[Symbol.asyncDispose]();
+    await this.status.catch(() => {});
   }
 }
 
@@ -87,8 +175,9 @@ export function requireCommand(): void {
 }
 
 /**
- * The child's environment: the host's (without {@linkcode STRIPPED_ENV}),
- * unless `clearEnv`, then `env` over it.
+ * The child's environment: `env` if given (it replaces the host's), else
+ * the host's without {@linkcode STRIPPED_ENV} (nothing with the deprecated
+ * `clearEnv`); then `extraEnv` over it.
  *
  * @param options The subprocess options.
  * @returns The variables.
@@ -96,7 +185,11 @@ export function requireCommand(): void {
  */
 export function childEnv(options: SubprocessOptions): Record<string, string> {
   let env: Record<string, string> = {};
-  if (options.clearEnv !== true) {
+  if (options.env !== undefined) {
+    for (const [name, value] of Object.entries(options.env)) {
+      if (value !== undefined) env[name] = value;
+    }
+  } else if (options.clearEnv !== true) {
     try {
       env = Deno.env.toObject();
     } catch (error) {
@@ -106,7 +199,7 @@ export function childEnv(options: SubprocessOptions): Record<string, string> {
         throw new DuplexError(
           "not_permitted",
           "Cannot start claude: passing the environment on needs --allow-env; run again with " +
-            "--allow-env, or pass clearEnv: true and the variables the CLI needs in env",
+            "--allow-env, or pass env: the variables the CLI needs (it replaces the environment)",
           { cause: error },
         );
       }
@@ -114,7 +207,7 @@ export function childEnv(options: SubprocessOptions): Record<string, string> {
     }
     for (const name of STRIPPED_ENV) delete env[name];
   }
-  for (const [name, value] of Object.entries(options.env ?? {})) {
+  for (const [name, value] of Object.entries(options.extraEnv ?? {})) {
     if (value === undefined) delete env[name];
     else env[name] = value;
   }

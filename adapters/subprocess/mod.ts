@@ -117,3 +117,13 @@ export {
   type ForkSessionResult,
 } from "./history/fork_session.ts";
 export type { HistoryOptions, SkippedLine } from "./history/history_options.ts";
+export { type CliLaunch, planLaunch } from "./build_args.ts";
+export type {
+  OutputFormat,
+  PluginConfig,
+  SandboxSettings,
+  ThinkingConfig,
+  ThinkingDisplay,
+  ToolConfig,
+  ToolsOption,
+} from "./cli_options.ts";

@@ -7,7 +7,7 @@
 
 import { checkMs } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
-import type { CliOptions } from "./build_args.ts";
+import type { CliOptions } from "./cli_options.ts";
 
 /**
  * How a transport takes part in the host program's SIGINT, SIGTERM and
@@ -38,17 +38,24 @@ export const STRIPPED_ENV: readonly string[] = [
 /** Options of `subprocess()`: where and how to run `claude`, and its flags. */
 export interface SubprocessOptions extends CliOptions {
   /**
-   * The program to run: a path or a command name searched on `PATH`.
+   * The program to run: a path, or a command name searched on `PATH`.
    *
    * @default {the `CLAUDE_CLI` environment variable, else `claude` on `PATH`}
    */
+  readonly pathToClaudeCodeExecutable?: string;
+  /** @deprecated Use `pathToClaudeCodeExecutable` (the official SDK's name); removed in the next minor version. */
   readonly binary?: string;
   /**
    * Arguments placed before the CLI flags: the way to run the CLI through a
-   * wrapper, for example `{ binary: "node", binaryArgs: ["cli.js"] }`,
-   * `{ binary: "ssh", binaryArgs: ["host", "claude"] }`, or a stand-in script
-   * `{ binary: Deno.execPath(), binaryArgs: ["run", "-A", "fake_claude.ts"] }`.
+   * wrapper, for example `{ pathToClaudeCodeExecutable: "node",
+   * executableArgs: ["cli.js"] }`, `{ pathToClaudeCodeExecutable: "ssh",
+   * executableArgs: ["host", "claude"] }`, or a stand-in script
+   * `{ pathToClaudeCodeExecutable: Deno.execPath(), executableArgs: ["run",
+   * "-A", "fake_claude.ts"] }` (where the official SDK puts them too for a
+   * native binary).
    */
+  readonly executableArgs?: readonly string[];
+  /** @deprecated Use `executableArgs`; removed in the next minor version. */
   readonly binaryArgs?: readonly string[];
   /**
    * The working directory of the CLI.
@@ -57,22 +64,42 @@ export interface SubprocessOptions extends CliOptions {
    */
   readonly cwd?: string | URL;
   /**
-   * Variables set for the CLI, over the host's environment (a key set to
-   * `undefined` removes the variable). From the host's environment,
-   * `CLAUDECODE` (set inside Claude Code's own tools, it would make the CLI
-   * think it is nested), `CLAUDE_CODE_ENTRYPOINT` (so the CLI identifies
-   * itself as `sdk-cli`), `NODE_OPTIONS` and `DEBUG` (which change how a
-   * Node-based CLI runs and what it prints) are not passed on; set them here
-   * to pass them explicitly. `CLAUDE_CLI` and `PATH` given here are also used
-   * to find the binary.
+   * The CLI's whole environment, as in the official SDK: when set, it
+   * REPLACES the host's environment (nothing of the host's is passed on;
+   * spread `Deno.env.toObject()` yourself for that, or use `extraEnv`).
+   * A key set to `undefined` is left out. `CLAUDE_CLI` and `PATH` given here
+   * are also used to find the binary.
+   *
+   * @default {the host's environment, without {@linkcode STRIPPED_ENV}}
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
-   * Pass only `env`, nothing of the host's environment.
+   * Variables set over the environment the CLI gets (the host's, or `env`);
+   * a key set to `undefined` removes the variable. Of the host's
+   * environment, `CLAUDECODE` (set inside Claude Code's own tools, it would
+   * make the CLI think it is nested), `CLAUDE_CODE_ENTRYPOINT` (so the CLI
+   * identifies itself as `sdk-cli`), `NODE_OPTIONS` and `DEBUG` (which change
+   * how a Node-based CLI runs and what it prints) are not passed on; set them
+   * here to pass them explicitly. `CLAUDE_CLI` and `PATH` given here are
+   * also used to find the binary. (This is what `env` did in 0.1.)
+   */
+  readonly extraEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Pass nothing of the host's environment (only `extraEnv`).
    *
+   * @deprecated Pass `env`, which replaces the environment; removed in the next minor version.
    * @default {false}
    */
   readonly clearEnv?: boolean;
+  /**
+   * Where the private files that carry `settings`, `sandbox`, `agents` and
+   * `mcpConfig` to the CLI are written: in a fresh folder of its own (mode
+   * 0700, the files 0600), removed when the CLI has exited. Writing needs
+   * `--allow-write` for it.
+   *
+   * @default {the system's temporary folder (`TMPDIR`, else `/tmp`)}
+   */
+  readonly tempDir?: string;
   /**
    * How long `close()` waits for the CLI to exit after stdin EOF before
    * SIGTERM, in milliseconds: 0 skips the wait, `Infinity` waits as long as
@@ -140,17 +167,19 @@ const WHAT = "Cannot use the subprocess options";
  * @throws {DuplexError} `invalid_argument` for another value that cannot be used.
  */
 export function checkOptions(options: SubprocessOptions): Lifecycle {
-  if (options.binary !== undefined && typeof options.binary !== "string") {
-    throw new TypeError(`${WHAT}: binary must be a string`);
-  }
-  if (options.binaryArgs !== undefined) {
-    if (!Array.isArray(options.binaryArgs)) {
-      throw new TypeError(`${WHAT}: binaryArgs must be an array`);
+  for (const name of ["pathToClaudeCodeExecutable", "binary", "tempDir"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "string") {
+      throw new TypeError(`${WHAT}: ${name} must be a string`);
     }
-    for (const [i, arg] of options.binaryArgs.entries()) {
-      if (typeof arg !== "string") {
-        throw new TypeError(`${WHAT}: binaryArgs[${i}] must be a string`);
-      }
+  }
+  alias(options, "pathToClaudeCodeExecutable", "binary");
+  alias(options, "executableArgs", "binaryArgs");
+  for (const name of ["executableArgs", "binaryArgs"] as const) {
+    const args = options[name];
+    if (args === undefined) continue;
+    if (!Array.isArray(args)) throw new TypeError(`${WHAT}: ${name} must be an array`);
+    for (const [i, arg] of args.entries()) {
+      if (typeof arg !== "string") throw new TypeError(`${WHAT}: ${name}[${i}] must be a string`);
     }
   }
   if (
@@ -158,18 +187,26 @@ export function checkOptions(options: SubprocessOptions): Lifecycle {
   ) {
     throw new TypeError(`${WHAT}: cwd must be a string or a URL`);
   }
-  if (options.env !== undefined) {
-    if (typeof options.env !== "object" || options.env === null) {
-      throw new TypeError(`${WHAT}: env must be an object`);
+  for (const name of ["env", "extraEnv"] as const) {
+    const variables = options[name];
+    if (variables === undefined) continue;
+    if (typeof variables !== "object" || variables === null || Array.isArray(variables)) {
+      throw new TypeError(`${WHAT}: ${name} must be an object`);
     }
-    for (const [name, value] of Object.entries(options.env)) {
+    for (const [key, value] of Object.entries(variables)) {
       if (value !== undefined && typeof value !== "string") {
-        throw new TypeError(`${WHAT}: env.${name} must be a string or undefined`);
+        throw new TypeError(`${WHAT}: ${name}.${key} must be a string or undefined`);
       }
     }
   }
   if (options.clearEnv !== undefined && typeof options.clearEnv !== "boolean") {
     throw new TypeError(`${WHAT}: clearEnv must be a boolean`);
+  }
+  if (options.clearEnv !== undefined && options.env !== undefined) {
+    throw new DuplexError(
+      "invalid_argument",
+      `${WHAT}: env already replaces the environment; leave out the deprecated clearEnv`,
+    );
   }
   const hostSignal = options.hostSignal ?? DEFAULT_HOST_SIGNAL;
   if (!HOST_SIGNAL_MODES.includes(hostSignal)) {
@@ -190,6 +227,19 @@ export function checkOptions(options: SubprocessOptions): Lifecycle {
     stderrTailBytes: byteCount(options.stderrTailBytes),
     hostSignal,
   };
+}
+
+function alias(
+  options: SubprocessOptions,
+  name: keyof SubprocessOptions,
+  old: keyof SubprocessOptions,
+): void {
+  if (options[name] !== undefined && options[old] !== undefined) {
+    throw new DuplexError(
+      "invalid_argument",
+      `${WHAT}: pass ${name} or its deprecated name ${old}, not both`,
+    );
+  }
 }
 
 /* 0 is allowed: it skips the wait. */

@@ -37,13 +37,15 @@ export function fakeOptions(
   env: Record<string, string | undefined> = {},
   extra: SubprocessOptions = {},
 ): SubprocessOptions {
+  // `env` in extra is taken as variables over the host's (what `env` meant in 0.1).
+  const { env: overHost, ...rest } = extra;
   return {
     binary: Deno.execPath(),
     binaryArgs: denoRunArgs(FAKE_CLAUDE),
     closeGraceMs: 2000,
     terminateGraceMs: 2000,
-    ...extra,
-    env: { ...env, ...extra.env },
+    ...rest,
+    extraEnv: { ...env, ...overHost, ...extra.extraEnv },
   };
 }
 

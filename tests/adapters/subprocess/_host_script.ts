@@ -81,9 +81,10 @@ if (order.mode === "orphan") {
   report({ exit });
 } else {
   const frames = new FrameReader(transport);
-  if (order.options.env?.FAKE_CLAUDE_HELLO === "1") await frames.nextOfType("fake_hello");
+  const told = { ...order.options.env, ...order.options.extraEnv };
+  if (told.FAKE_CLAUDE_HELLO === "1") await frames.nextOfType("fake_hello");
   let grandchild: unknown = null;
-  if (order.options.env?.FAKE_CLAUDE_GRANDCHILD === "1") {
+  if (told.FAKE_CLAUDE_GRANDCHILD === "1") {
     grandchild = (await frames.nextOfType("fake_grandchild")).pid;
   }
   if (order.mode === "user-listener") {

@@ -74,3 +74,57 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "subprocess() checks the environment, program and folder options before spawning",
+  permissions: "none",
+  fn: async (t) => {
+    await t.step("a new name and its deprecated alias together", () => {
+      for (
+        const options of [
+          { pathToClaudeCodeExecutable: "a", binary: "b" },
+          { executableArgs: [], binaryArgs: [] },
+        ]
+      ) {
+        assert.throws(
+          () => subprocess(options),
+          (error: unknown) =>
+            isDuplexError(error, "invalid_argument") && /deprecated name/.test(error.message),
+          JSON.stringify(options),
+        );
+      }
+    });
+    await t.step("clearEnv with env, which already replaces the environment", () => {
+      assert.throws(
+        () => subprocess({ env: {}, clearEnv: true }),
+        (error: unknown) =>
+          isDuplexError(error, "invalid_argument") && /clearEnv/.test(error.message),
+      );
+    });
+    await t.step("wrong types", () => {
+      const wrong: unknown[] = [
+        { pathToClaudeCodeExecutable: 1 },
+        { executableArgs: "run" },
+        { executableArgs: [1] },
+        { extraEnv: { A: 1 } },
+        { extraEnv: ["A=1"] },
+        { env: null },
+        { tempDir: 1 },
+        { clearEnv: "yes" },
+      ];
+      for (const options of wrong) {
+        assert.throws(
+          () => subprocess(options as SubprocessOptions),
+          (error: unknown) =>
+            error instanceof TypeError &&
+            /^Cannot use the subprocess options: /.test(error.message),
+          JSON.stringify(options),
+        );
+      }
+    });
+    await t.step("the deprecated names alone still work", () => {
+      assert.equal(typeof subprocess({ binary: "claude", binaryArgs: ["-x"] }), "function");
+      assert.equal(typeof subprocess({ clearEnv: true, extraEnv: { A: "1" } }), "function");
+    });
+  },
+});
