@@ -85,7 +85,9 @@ export interface SubprocessOptions extends CliOptions {
    */
   readonly extraEnv?: Readonly<Record<string, string | undefined>>;
   /**
-   * Pass nothing of the host's environment (only `extraEnv`).
+   * Pass nothing of the host's environment (only `extraEnv`). With `env`,
+   * which replaces the host's environment anyway, it changes nothing (so
+   * 0.1's `{ env, clearEnv: true }` means what it meant).
    *
    * @deprecated Pass `env`, which replaces the environment; removed in the next minor version.
    * @default {false}
@@ -201,12 +203,6 @@ export function checkOptions(options: SubprocessOptions): Lifecycle {
   }
   if (options.clearEnv !== undefined && typeof options.clearEnv !== "boolean") {
     throw new TypeError(`${WHAT}: clearEnv must be a boolean`);
-  }
-  if (options.clearEnv !== undefined && options.env !== undefined) {
-    throw new DuplexError(
-      "invalid_argument",
-      `${WHAT}: env already replaces the environment; leave out the deprecated clearEnv`,
-    );
   }
   const hostSignal = options.hostSignal ?? DEFAULT_HOST_SIGNAL;
   if (!HOST_SIGNAL_MODES.includes(hostSignal)) {
