@@ -147,18 +147,22 @@ function forkEntries(
  * message names the flag).
  * @throws {TypeError} When the id, `upToMessageId` or `title` is not a string.
  *
- * @example Branch off before the last answer, and continue there
+ * @example Ask the last question again on a branch, and continue there
  * ```ts ignore
  * import { DuplexSession } from "@duplex/claude";
  * import { forkSession, getSessionMessages, subprocess } from "@duplex/claude/subprocess";
  *
  * const id = "5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f";
  * const messages = await getSessionMessages(id, { dir: Deno.cwd() });
- * const lastPrompt = messages.findLast((m) => m.type === "user");
- * const fork = await forkSession(id, { dir: Deno.cwd(), upToMessageId: lastPrompt?.uuid });
- * await using session = await DuplexSession.start({
- *   transport: subprocess({ cwd: Deno.cwd(), resume: fork.sessionId }),
- * });
+ * const lastPrompt = messages.findLastIndex((m) => m.type === "user");
+ * const before = messages[lastPrompt - 1]; // the answer before the last prompt
+ * if (before) {
+ *   const fork = await forkSession(id, { dir: Deno.cwd(), upToMessageId: before.uuid });
+ *   await using session = await DuplexSession.start({
+ *     transport: subprocess({ cwd: Deno.cwd(), resume: fork.sessionId }),
+ *   });
+ *   await session.send("The same question, asked another way.");
+ * }
  * ```
  */
 export async function forkSession(
