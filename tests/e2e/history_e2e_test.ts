@@ -9,7 +9,8 @@
  * name we compute against the one the CLI made. The last scenario drives the
  * CLI's own interactive `--resume` picker in tmux (a private server on a
  * socket of the sandbox, ended with the test) and reads the renamed title and
- * the tag on its screen; without tmux it is skipped loudly, and fails on CI.
+ * the tag on its screen, and that it hides sessions run through the SDK
+ * protocol (ours included); without tmux it is skipped loudly, and fails on CI.
  *
  * @module
  */
@@ -245,6 +246,9 @@ e2eTest(
       await runInteractiveTurn(cli, box, "hello from a person", where.configDir);
       const [session] = await listSessions(where);
       assert.ok(session, "the interactive session was written");
+      const program = await runTurns(cli, box, ["from a program"]);
+      await renameSession(program.sessionId, "Programmatic title", where);
+      assert.equal((await listSessions(where)).length, 2, "we list both");
 
       await t.step("the picker lists the title and #tag our functions appended", async () => {
         await renameSession(session.sessionId, "Picked from the list", where);
@@ -253,6 +257,7 @@ e2eTest(
         assert.match(screen, /Picked from the list/);
         assert.match(screen, /#e2e/);
         assert.doesNotMatch(screen, /hello from a person/, "the title replaces the prompt");
+        assert.doesNotMatch(screen, /Programmatic title/, "the picker hides SDK sessions");
       });
 
       await t.step("after tagSession(null) the picker shows no tag", async () => {

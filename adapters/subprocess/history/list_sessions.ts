@@ -54,7 +54,11 @@ async function transcriptsIn(dir: string, action: string): Promise<TranscriptFil
  * `limit` take a page of that list.
  *
  * As in the official SDK, sub-agent transcripts and files without any
- * prompt are left out, and `summary` is the title to show. Files are sorted
+ * prompt are left out, and `summary` is the title to show. Sessions run
+ * through the SDK protocol (by `DuplexSession` or the official SDK) are
+ * listed, as the SDK's default `includeProgrammatic: true` does; the CLI's
+ * own `claude --resume` picker hides them and shows only sessions a person
+ * started in its terminal interface. Files are sorted
  * by their time first and read only until the page is full, so a page of a
  * long history costs little. Lines that cannot be read are skipped (see
  * `onSkip` and `skippedLines`); a file that is not `<uuid>.jsonl`, a link,
