@@ -30,6 +30,7 @@ export class Child implements AsyncDisposable {
   readonly #stdout: ReturnType<typeof collectText>;
   readonly #stderr: ReturnType<typeof collectText>;
   readonly #name: string;
+  #exited = false;
   #stopping: Promise<Deno.CommandStatus> | undefined;
 
   /**
@@ -42,6 +43,7 @@ export class Child implements AsyncDisposable {
     this.#name = name;
     this.pid = process.pid;
     this.status = process.status;
+    this.status.then(() => (this.#exited = true));
     this.#stdout = collectText(process.stdout);
     this.#stderr = collectText(process.stderr);
   }
@@ -77,6 +79,11 @@ export class Child implements AsyncDisposable {
     return child;
   }
 
+  /** Whether it has exited. */
+  get exited(): boolean {
+    return this.#exited;
+  }
+
   /** What it wrote to stdout so far (the last 64 KiB). */
   get stdout(): string {
     return this.#stdout.text();
@@ -101,13 +108,11 @@ export class Child implements AsyncDisposable {
     pattern: RegExp,
     timeoutMs = 15_000,
   ): Promise<RegExpMatchArray> {
-    let exited = false;
-    this.status.then(() => (exited = true));
     let match: RegExpMatchArray | null = null;
     await waitUntil(
       () => {
         match = this[stream].match(pattern);
-        if (match === null && exited) {
+        if (match === null && this.#exited) {
           throw new Error(`${this.#name} exited before printing ${pattern}; ${this.describe()}`);
         }
         return match !== null;

@@ -38,7 +38,7 @@ async function startWorkerd(
     try {
       await waitUntil(
         async () => {
-          if (/Address already in use/.test(child.stderr)) throw new Error(child.stderr);
+          if (child.exited) throw new Error("workerd exited");
           try {
             return (await (await fetch(`${base}/health`)).text()) === "ok\n";
           } catch {
