@@ -86,6 +86,10 @@ export function echoReply(state: EchoState, frame: Record<string, unknown>): unk
         account: { tokenSource: "none", apiKeySource: "ANTHROPIC_API_KEY" },
         claude_code_version: "2.1.332",
         current_permission_mode: "default",
+        // As 2.1.332 answers an initialize with hooks.
+        ...(isRecord(frame.request) && isRecord(frame.request.hooks)
+          ? { hook_on_failure_supported: true, hooks_applied: true }
+          : {}),
       })];
     }
     return [controlError(
