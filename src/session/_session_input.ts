@@ -66,6 +66,7 @@ export interface SessionSettings {
   readonly onUnresponsive: "close" | "keep";
   readonly collectTurnEvents: boolean | "all";
   readonly queue: boolean;
+  readonly verbatimPrompts: boolean;
   readonly mcp: SplitServers;
 }
 
@@ -114,6 +115,7 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
     onUnresponsive,
     collectTurnEvents: options.collectTurnEvents ?? true,
     queue: options.queue === true,
+    verbatimPrompts: options.verbatimPrompts === true,
     mcp,
   };
 }
@@ -138,6 +140,9 @@ export function checkSendOptions(options: SendOptions): void {
   if (queue !== undefined && typeof queue !== "boolean") {
     throw new TypeError("Cannot send a turn: queue must be a boolean");
   }
+  if (options.verbatim !== undefined && typeof options.verbatim !== "boolean") {
+    throw new TypeError("Cannot send a turn: verbatim must be a boolean");
+  }
 }
 
 /** The user line of a turn, with the queue fields the options ask for. */
@@ -155,6 +160,7 @@ export function userLine(
   };
   if (options.priority !== undefined) line.priority = options.priority;
   if (options.shouldQuery === false) line.shouldQuery = false;
+  if (options.verbatim === true) line.client_composed = true;
   return line;
 }
 

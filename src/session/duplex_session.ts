@@ -345,7 +345,10 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       timeoutMs,
       queue,
     });
-    const line = userLine(message, uuid, options);
+    const line = userLine(message, uuid, {
+      ...options,
+      verbatim: options.verbatim ?? this.#settings.verbatimPrompts,
+    });
     this.#write(line).catch((error) => this.#turns.fail(turn, error));
     return await turn.promise;
   }

@@ -212,6 +212,13 @@ export interface SendOptions {
    */
   priority?: "now" | "next" | "later";
   /**
+   * Send the text as written: no `@`-mention or slash-command expansion by
+   * the CLI (`client_composed` on the line; the SDK's `verbatimPrompts`).
+   *
+   * @default {the session option `verbatimPrompts`, else false}
+   */
+  verbatim?: boolean;
+  /**
    * `false` appends the content to the conversation without asking the
    * model: the CLI answers with an empty `result` (no API request), and the
    * next turn sees the content.

@@ -87,6 +87,16 @@ e2eTest(
         assert.equal(cut.result.terminalReason, "aborted_streaming");
       });
 
+      await t.step("verbatim: a slash command is sent as text, not run", async () => {
+        const from = api.messageRequests.length;
+        const run = await session.send("/cost", TURN);
+        assert.match(run.result.text, /Estimated cost/, "run by the CLI itself");
+        assert.equal(api.messageRequests.length, from, "no API request for a slash command");
+        const text = await session.send("/cost", { ...TURN, verbatim: true });
+        assert.equal(text.result.text, "Echo: /cost");
+        assert.equal(api.messageRequests.length, from + 1);
+      });
+
       await t.step("shouldQuery: false appends without asking the model", async () => {
         const from = api.messageRequests.length;
         const quiet = await session.send("remember the word kumquat", {
