@@ -220,7 +220,8 @@ e2eTest(
         assert.deepEqual(names, ["envsrv", "httpsrv"]);
       });
       await t.step("the private folder is gone after the session", async () => {
-        const left = [...Deno.readDirSync(root)].filter((e) => e.name.startsWith("duplex-claude-"));
+        const left = (await Array.fromAsync(Deno.readDir(root)))
+          .filter((entry) => entry.name.startsWith("duplex-claude-"));
         assert.deepEqual(left, []);
       });
       await t.step(

@@ -159,7 +159,11 @@ Deno.test("subprocess() writes settings, agents and MCP configs to private files
         undefined
       );
       await transport.closed;
-      assert.deepEqual([...Deno.readDirSync(tempDir)], [], `left: ${JSON.stringify(frame)}`);
+      assert.deepEqual(
+        await Array.fromAsync(Deno.readDir(tempDir)),
+        [],
+        `left: ${JSON.stringify(frame)}`,
+      );
       await transport.close();
     });
     await t.step("each CLI of a factory gets its own folder", async () => {
@@ -172,7 +176,7 @@ Deno.test("subprocess() writes settings, agents and MCP configs to private files
       ]);
       assert.notEqual(privateDirOf(ha.args, "settings"), privateDirOf(hb.args, "settings"));
       await Promise.all([a.close(), b.close()]);
-      assert.deepEqual([...Deno.readDirSync(tempDir)], []);
+      assert.deepEqual(await Array.fromAsync(Deno.readDir(tempDir)), []);
     });
     await t.step("a missing tempDir: invalid_argument before anything runs", async () => {
       await assert.rejects(
