@@ -33,6 +33,10 @@
  *   `resume: { session, after }` and re-sends unacknowledged input; the relay
  *   replays output after `after`. Nothing is lost or duplicated while the
  *   relay still holds what the client has not acknowledged.
+ * - Tracing: a hello may carry the client's W3C trace context
+ *   (`trace: { traceparent, tracestate? }`, Trace Context Level 1). The relay
+ *   checks its format and drops a malformed one (the hello is still taken);
+ *   a valid one becomes the parent of the relay's spans and reaches the CLI.
  * - Each end reads the other's text frames with the typed parsers of
  *   `wire_parse.ts` (`parseClientFrame`, `parseRelayMessage`), which check
  *   every field: neither end trusts the shape of a message it did not check.
@@ -81,6 +85,12 @@ export type ClientMessage =
     spawn?: SpawnRequest;
     /** To continue a session after a dropped connection. */
     resume?: { session: string; after: number };
+    /**
+     * The client's W3C trace context (its session span): the relay's spans
+     * for this connection and session join that trace, and so does the CLI
+     * (`TRACEPARENT` / `TRACESTATE`). A malformed one is dropped unread.
+     */
+    trace?: { traceparent: string; tracestate?: string };
   }
   | { t: "in"; seq: number; line: string }
   | { t: "ack"; seq: number }

@@ -11,6 +11,7 @@
 
 import type { TransportExit } from "../errors.ts";
 import { isRecord } from "../protocol/guards.ts";
+import { parseTraceContext } from "./_trace_context.ts";
 import {
   type ClientMessage,
   RELAY_ERROR_KINDS,
@@ -208,16 +209,20 @@ function unexpected(t: string): { readonly ok: false; readonly reason: string } 
 function hello(value: Record<string, unknown>): WireResult<ClientMessage> {
   const { v, spawn, resume } = value;
   if (v !== 1) return invalid(`Unsupported protocol version ${describe(v)}; this is version 1`);
+  // A malformed trace context is dropped: it only ever names a parent span.
+  const trace = parseTraceContext(value.trace);
+  const traced = trace === undefined ? {} : { trace };
   if (resume !== undefined) {
     if (spawn !== undefined) return invalid("A hello has either spawn or resume, not both");
     if (!isRecord(resume) || typeof resume.session !== "string" || !isSeq(resume.after)) {
       return needs("hello", "resume", "an object { session: string, after: integer >= 0 }");
     }
-    return ok({ t: "hello", v: 1, resume: { session: resume.session, after: resume.after } });
+    const { session, after } = resume;
+    return ok({ t: "hello", v: 1, resume: { session, after }, ...traced });
   }
-  if (spawn === undefined) return ok({ t: "hello", v: 1 });
+  if (spawn === undefined) return ok({ t: "hello", v: 1, ...traced });
   const request = parseSpawnRequest(spawn);
-  return request.ok ? ok({ t: "hello", v: 1, spawn: request.message }) : request;
+  return request.ok ? ok({ t: "hello", v: 1, spawn: request.message, ...traced }) : request;
 }
 
 function transportExit(value: unknown): WireResult<TransportExit> {
