@@ -21,7 +21,9 @@ import {
 } from "../../src/remote/wire.ts";
 import { heartbeat } from "../../src/remote/_heartbeat.ts";
 import { parseRelayMessage } from "../../src/remote/wire_parse.ts";
+import { parseTraceContext, type TraceContext } from "../../src/remote/_trace_context.ts";
 import type { Transport, TransportInfo } from "../../src/transport/transport.ts";
+import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { type Frame, InboundFrames } from "./_inbound.ts";
 import { OPEN, Outbox } from "./_outbox.ts";
 import { PeerOutput } from "./_peer_output.ts";
@@ -69,6 +71,8 @@ export class RemoteTransport implements Transport {
   readonly #settings: Settings;
   /** The relay's session token, to resume with. */
   readonly #session: string;
+  /** The session's trace context, if any, sent again with each resume. */
+  readonly #traced: { readonly trace?: TraceContext };
   readonly #resolveClosed: (exit: TransportExit) => void;
   readonly #output = new PeerOutput();
   readonly #outbox = new Outbox((socket, error) => this.#onSendError(socket, error));
@@ -79,25 +83,29 @@ export class RemoteTransport implements Transport {
   #ending: Ending = "open";
   #closing: Promise<TransportExit> | undefined;
 
-  static async open(settings: Settings, signal: AbortSignal | undefined): Promise<RemoteTransport> {
-    const hello: ClientMessage = { t: "hello", v: 1, spawn: settings.spawn };
+  static async open(settings: Settings, context?: TransportOpenContext): Promise<RemoteTransport> {
+    // The session's trace context, checked as the relay will: a bad one is not sent.
+    const trace = parseTraceContext(context?.traceContext);
+    const traced = trace === undefined ? {} : { trace };
+    const hello: ClientMessage = { t: "hello", v: 1, spawn: settings.spawn, ...traced };
     let connected: Connected;
     try {
-      connected = await openSocket(settings, hello, signal);
+      connected = await openSocket(settings, hello, context?.signal);
     } catch (error) {
       throw error instanceof Refusal ? refusalError(settings.url, error) : error;
     }
     try {
-      return new RemoteTransport(settings, connected);
+      return new RemoteTransport(settings, connected, traced);
     } catch (error) {
       closeQuietly(connected.socket, CLOSE.normal); // the relay then ends the session
       throw error;
     }
   }
 
-  constructor(settings: Settings, connected: Connected) {
+  constructor(settings: Settings, connected: Connected, traced: { trace?: TraceContext } = {}) {
     const { ready } = connected;
     this.#settings = settings;
+    this.#traced = traced;
     this.#session = ready.session;
     this.info = {
       kind: "remote",
@@ -300,7 +308,8 @@ export class RemoteTransport implements Transport {
 
   async #reconnect(why: string, closeCode: number | undefined): Promise<void> {
     const after = this.#outbox.delivered;
-    const hello: ClientMessage = { t: "hello", v: 1, resume: { session: this.#session, after } };
+    const resume = { session: this.#session, after };
+    const hello: ClientMessage = { t: "hello", v: 1, resume, ...this.#traced };
     let outcome;
     try {
       outcome = await reconnect(this.#settings, hello, this.#stop.signal);

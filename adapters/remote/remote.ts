@@ -21,7 +21,9 @@ import { checkOptions, type RemoteOptions } from "./remote_options.ts";
  * connection: in Deno, `--allow-net=<host>`), `timeout`, `closed` (no relay
  * there: the runtime's words, close code and reason), `process_exited` (the
  * CLI could not start), `protocol` (not a relay of this version). Aborting
- * the session's start signal rejects with its reason, unchanged.
+ * the session's start signal rejects with its reason, unchanged. The
+ * session's trace context (`DuplexSession.start({ telemetry })`) travels in
+ * the handshake, so the relay's spans and the CLI join the session's trace.
  *
  * @example Drive a claude that a relay runs elsewhere
  * ```ts ignore
@@ -43,6 +45,6 @@ import { checkOptions, type RemoteOptions } from "./remote_options.ts";
 export function remote(options: RemoteOptions): TransportFactory {
   const settings = checkOptions(options);
   return function openRemote(context?: TransportOpenContext): Promise<Transport> {
-    return RemoteTransport.open(settings, context?.signal);
+    return RemoteTransport.open(settings, context);
   };
 }
