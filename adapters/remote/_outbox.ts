@@ -127,15 +127,17 @@ export class Outbox {
     const messages = this.#queue;
     this.#queue = [];
     const socket = this.#socket;
-    if (socket === undefined || socket.readyState !== OPEN) return; // sent again on resume
-    const output = this.#output;
-    if (output.delivered > output.acknowledged) {
-      messages.push({ t: "ack", seq: output.delivered });
-      output.acknowledged = output.delivered;
-      this.#stopIdle();
-    }
-    if (messages.length === 0) return;
+    if (socket === undefined) return; // sent again on resume
     try {
+      // Inside the try: in workerd even reading readyState of another request's socket throws.
+      if (socket.readyState !== OPEN) return; // sent again on resume
+      const output = this.#output;
+      if (output.delivered > output.acknowledged) {
+        messages.push({ t: "ack", seq: output.delivered });
+        output.acknowledged = output.delivered;
+        this.#stopIdle();
+      }
+      if (messages.length === 0) return;
       socket.send(JSON.stringify(messages.length === 1 ? messages[0] : messages));
     } catch (error) {
       // No close event may follow (in workerd: I/O on behalf of another request): say so now.

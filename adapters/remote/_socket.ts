@@ -119,8 +119,9 @@ export function refusalError(url: string, refused: Refusal): DuplexError {
  * @param reason The close reason, if any.
  */
 export function closeQuietly(socket: WebSocket, code?: number, reason?: string): void {
-  if (socket.readyState >= CLOSING) return; // the first close code stands
   try {
+    // Inside the try: in workerd even reading readyState of another request's socket throws.
+    if (socket.readyState >= CLOSING) return; // the first close code stands
     if (code === undefined) socket.close();
     else socket.close(code, reason);
   } catch {
