@@ -6,6 +6,7 @@
  * attributes, so a session without telemetry allocates nothing for it.
  */
 
+import { parseTraceparent, type TraceParent } from "../remote/_trace_context.ts";
 import type {
   Attributes,
   OtelApi,
@@ -28,6 +29,51 @@ const STATUS_ERROR = 2;
 export interface TraceContext {
   readonly traceparent: string;
   readonly tracestate?: string;
+}
+
+/** How a span started by {@linkcode Telemetry.spanFrom} begins. */
+export interface SpanStart {
+  /** The parent in another process (checked with `parseTraceContext`). */
+  readonly remote?: TraceContext | undefined;
+  /** When it began, if before now: `performance.timeOrigin + performance.now()` milliseconds. */
+  readonly startTime?: number | undefined;
+  /** The OpenTelemetry span kind (0 internal, 1 server, 2 client, 3 producer, 4 consumer). */
+  readonly kind?: number | undefined;
+}
+
+/** The parts of `@opentelemetry/api` a remote parent needs (not in `OtelApi`: optional there). */
+interface RemoteParentApi {
+  readonly propagation?: { extract?(context: unknown, carrier: Record<string, string>): unknown };
+  readonly trace: {
+    getSpanContext?(context: unknown): { traceId: string } | undefined;
+    setSpanContext?(context: unknown, spanContext: TraceParent & { isRemote: boolean }): unknown;
+  };
+  readonly createTraceState?: (text: string) => unknown;
+}
+
+/**
+ * The context whose span is a remote parent: the API's propagator's reading
+ * of the carrier, else (no propagator registered) the parsed `traceparent`.
+ */
+function remoteContext(api: OtelApi, remote: TraceContext): unknown {
+  const active = api.context.active();
+  const parts = api as unknown as RemoteParentApi;
+  const carrier: Record<string, string> = { traceparent: remote.traceparent };
+  if (remote.tracestate !== undefined) carrier.tracestate = remote.tracestate;
+  const extracted = parts.propagation?.extract?.(active, carrier);
+  if (extracted !== undefined && parts.trace.getSpanContext?.(extracted) !== undefined) {
+    return extracted;
+  }
+  const parent = parseTraceparent(remote.traceparent);
+  if (parent === undefined || parts.trace.setSpanContext === undefined) return active;
+  const traceState = remote.tracestate === undefined
+    ? undefined
+    : parts.createTraceState?.(remote.tracestate);
+  return parts.trace.setSpanContext(active, {
+    ...parent,
+    isRemote: true,
+    ...(traceState !== undefined && { traceState }),
+  });
 }
 
 /** One span, whichever backs it. */
@@ -63,13 +109,25 @@ export type CounterName =
   | "claude.permission.requests"
   | "claude.control.pending"
   | "claude.stderr.lines"
-  | "claude.sessions";
-export type HistogramName = "gen_ai.client.operation.duration" | "gen_ai.client.token.usage";
+  | "claude.sessions"
+  | "claude.relay.connections"
+  | "claude.relay.sessions"
+  | "claude.relay.resumes"
+  | "claude.relay.refusals"
+  | "claude.relay.flow_stalls";
+export type HistogramName =
+  | "gen_ai.client.operation.duration"
+  | "gen_ai.client.token.usage"
+  | "claude.relay.stall.duration";
 
-const UP_DOWN: ReadonlySet<CounterName> = new Set(["claude.control.pending"]);
+const UP_DOWN: ReadonlySet<CounterName> = new Set([
+  "claude.control.pending",
+  "claude.relay.sessions",
+]);
 const UNITS: Readonly<Record<HistogramName, string>> = {
   "gen_ai.client.operation.duration": "s",
   "gen_ai.client.token.usage": "{token}",
+  "claude.relay.stall.duration": "s",
 };
 
 function randomHex(bytes: number): string {
@@ -107,23 +165,33 @@ class Span implements SpanHandle {
     name: string,
     attributes: Attributes,
     parent: Span | undefined,
+    start?: SpanStart,
   ) {
     this.#telemetry = telemetry;
     const { tracer, api, onSpan } = telemetry;
+    const remote = start?.remote;
     if (tracer) {
       const context = parent?.otel && api
         ? api.trace.setSpan(api.context.active(), parent.otel)
+        : remote && api
+        ? remoteContext(api, remote)
         : api?.context.active();
-      this.otel = tracer.startSpan(name, { attributes: clean(attributes) }, context);
+      const options: { attributes: Attributes; kind?: number; startTime?: number } = {
+        attributes: clean(attributes),
+      };
+      if (start?.kind !== undefined) options.kind = start.kind;
+      if (start?.startTime !== undefined) options.startTime = start.startTime;
+      this.otel = tracer.startSpan(name, options, context);
     }
     if (onSpan) {
       const above = parent === undefined ? undefined : parent.#record;
+      const far = remote === undefined ? undefined : parseTraceparent(remote.traceparent);
       this.#record = {
         name,
         spanId: randomHex(8),
-        traceId: above?.traceId ?? randomHex(16),
-        parentSpanId: above?.spanId,
-        startTime: performance.timeOrigin + performance.now(),
+        traceId: above?.traceId ?? far?.traceId ?? randomHex(16),
+        parentSpanId: above?.spanId ?? far?.spanId,
+        startTime: start?.startTime ?? performance.timeOrigin + performance.now(),
         attributes: clean(attributes),
         status: { code: "unset" },
         events: [],
@@ -242,6 +310,18 @@ export class Telemetry {
   span(name: string, attributes: Attributes = {}, parent?: SpanHandle): SpanHandle {
     if (!this.tracing) return NOOP;
     return new Span(this, name, attributes, parent instanceof Span ? parent : undefined);
+  }
+
+  /**
+   * Starts a span whose parent is in another process (a relay client's
+   * session span), or a root span when `start.remote` is undefined; it may
+   * begin earlier than now. Without `api`, an OpenTelemetry tracer cannot
+   * be given a remote parent: its span is a root (the callback form still
+   * links it by the parent's span id).
+   */
+  spanFrom(name: string, attributes: Attributes, start: SpanStart): SpanHandle {
+    if (!this.tracing) return NOOP;
+    return new Span(this, name, attributes, undefined, start);
   }
 
   /** Adds to a counter. */
