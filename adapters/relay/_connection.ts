@@ -9,9 +9,11 @@ import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { heartbeat } from "../../src/remote/_heartbeat.ts";
 import type { ClientMessage, RelayMessage, SpawnRequest } from "../../src/remote/wire.ts";
 import { parseClientFrame } from "../../src/remote/wire_parse.ts";
+import type { TraceContext } from "../../src/remote/_trace_context.ts";
 import type { Access, Credential } from "./_access.ts";
 import {
   closeWhenQuiet,
+  cutReason,
   EarlyFrames,
   frameBytes,
   frameTooLarge,
@@ -19,6 +21,7 @@ import {
 } from "./_frame_bounds.ts";
 import { closeCodeFor, Refusal } from "./_policy.ts";
 import type { Peer, RelaySession } from "./_relay_session.ts";
+import type { ConnectionTrace } from "./_relay_telemetry.ts";
 
 /** What a connection needs from the relay. */
 export interface ConnectionHost {
@@ -33,11 +36,16 @@ export interface ConnectionHost {
   /** True once the relay is closing. */
   readonly closing: boolean;
   /**
-   * Spawns a session for a spawn request, owned by the credential.
+   * Spawns a session for a spawn request, owned by the credential, in the
+   * client's trace (when its hello carried one).
    *
    * @throws {Refusal} When it is not allowed or fails.
    */
-  spawn(request: SpawnRequest | undefined, credential: Credential): Promise<RelaySession>;
+  spawn(
+    request: SpawnRequest | undefined,
+    credential: Credential,
+    trace: TraceContext | undefined,
+  ): Promise<RelaySession>;
   /**
    * The live session with this token if the owner owns it, else undefined:
    * an unknown session and another owner's look the same, in about the same time.
@@ -48,9 +56,6 @@ export interface ConnectionHost {
   /** Called once when the connection is done. */
   removeConnection(connection: RelayConnection): void;
 }
-
-/** The most bytes of a close reason (the WebSocket limit is 123). */
-const MAX_REASON_BYTES = 120;
 
 type State = "hello" | "starting" | "open" | "closed";
 
@@ -72,6 +77,7 @@ export class RelayConnection implements Peer {
   #stopLinger: (() => void) | undefined;
   /** Aborted when the connection is done: stops the heartbeat. */
   readonly #done = new AbortController();
+  readonly #trace: ConnectionTrace;
 
   /**
    * Takes over an upgraded socket.
@@ -79,10 +85,12 @@ export class RelayConnection implements Peer {
    * @param socket The server side of the WebSocket.
    * @param host The relay.
    * @param access The credential it was admitted with, or the refusal to send it.
+   * @param trace Its span (`claude.relay.connection`).
    */
-  constructor(socket: WebSocket, host: ConnectionHost, access: Access) {
+  constructor(socket: WebSocket, host: ConnectionHost, access: Access, trace: ConnectionTrace) {
     this.#socket = socket;
     this.#host = host;
+    this.#trace = trace;
     this.#early = new EarlyFrames(host.maxPendingInputBytes);
     socket.binaryType = "arraybuffer";
     const { promise, resolve } = Promise.withResolvers<void>();
@@ -102,10 +110,10 @@ export class RelayConnection implements Peer {
     };
     socket.onmessage = (event) => this.#onMessage(event);
     socket.onerror = () => {};
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       this.#stopLinger?.();
       this.#state = "closed";
-      this.#cleanUp();
+      this.#cleanUp(event.code);
       resolve();
     };
   }
@@ -147,7 +155,7 @@ export class RelayConnection implements Peer {
   end(code: number | undefined, reason = ""): void {
     if (this.#state === "closed") return;
     this.#state = "closed";
-    this.#cleanUp();
+    this.#cleanUp(code);
     this.#closeSocket(code, reason);
   }
 
@@ -174,10 +182,12 @@ export class RelayConnection implements Peer {
     if (this.#state === "closed") return;
     this.send({ t: "error", kind: refusal.kind, message: refusal.message });
     this.#state = "closed";
-    this.#cleanUp();
+    const code = closeCodeFor(refusal.kind);
+    this.#trace.refused(refusal, code);
+    this.#cleanUp(code);
     this.#stopLinger = closeWhenQuiet(
       () => this.#lastSeen,
-      () => this.#closeSocket(closeCodeFor(refusal.kind), refusal.message),
+      () => this.#closeSocket(code, refusal.message),
     );
   }
 
@@ -185,9 +195,10 @@ export class RelayConnection implements Peer {
     this.#refuse(new Refusal("protocol", message));
   }
 
-  #cleanUp(): void {
+  #cleanUp(code: number | undefined): void {
     if (this.#done.signal.aborted) return;
     this.#done.abort();
+    this.#trace.closed(code);
     this.#clearHelloTimer();
     this.#settle();
     this.#early.take();
@@ -287,12 +298,13 @@ export class RelayConnection implements Peer {
   }
 
   #hello(message: Extract<ClientMessage, { t: "hello" }>): void {
+    this.#trace.hello(message.trace, message.resume !== undefined);
     if (message.resume !== undefined) {
       this.#resume(message.resume.session, message.resume.after);
       return;
     }
     this.#state = "starting";
-    this.#host.spawn(message.spawn, this.#credential!).then(
+    this.#host.spawn(message.spawn, this.#credential!, message.trace).then(
       (session) => {
         if (this.#state === "closed" || this.#host.closing) {
           // Nobody learned the token: nothing can resume it.
@@ -349,6 +361,7 @@ export class RelayConnection implements Peer {
     this.#session = session;
     this.#state = "open";
     this.#settle();
+    this.#trace.ready(session.trace.id, resumed);
     session.attach(this, after, resumed);
     this.#lastSeen = Date.now();
     void heartbeat(this.#host.heartbeatMs, this.#done.signal, {
@@ -377,12 +390,4 @@ export class RelayConnection implements Peer {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function cutReason(reason: string): string {
-  const bytes = new TextEncoder().encode(reason);
-  if (bytes.length <= MAX_REASON_BYTES) return reason;
-  let cut = reason.slice(0, MAX_REASON_BYTES);
-  while (new TextEncoder().encode(cut).length > MAX_REASON_BYTES) cut = cut.slice(0, -1);
-  return cut;
 }

@@ -22,6 +22,9 @@ const MAX_EARLY_FRAMES = 1024;
 const QUIET_MS = 25;
 const LINGER_MS = 1000;
 
+/** The most bytes of a close reason (the WebSocket limit is 123). */
+const MAX_REASON_BYTES = 120;
+
 /**
  * The size of a frame in bytes, from its length alone when that is over
  * `max` already (a text frame takes at least one UTF-8 byte per UTF-16 unit).
@@ -116,4 +119,18 @@ export function closeWhenQuiet(lastHeard: () => number, close: () => void): () =
   };
   check();
   return () => clearTimeout(timer);
+}
+
+/**
+ * Cuts a close reason to what a WebSocket close frame carries, on a character boundary.
+ *
+ * @param reason The reason.
+ * @returns It, or its longest prefix of at most 120 UTF-8 bytes.
+ */
+export function cutReason(reason: string): string {
+  const bytes = new TextEncoder().encode(reason);
+  if (bytes.length <= MAX_REASON_BYTES) return reason;
+  let cut = reason.slice(0, MAX_REASON_BYTES);
+  while (new TextEncoder().encode(cut).length > MAX_REASON_BYTES) cut = cut.slice(0, -1);
+  return cut;
 }

@@ -10,6 +10,7 @@ import { utf8Length } from "../../src/_utf8.ts";
 import { base64url, CLOSE, encodeOutput, type RelayMessage } from "../../src/remote/wire.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
+import type { SessionTrace } from "./_relay_telemetry.ts";
 
 /** What a session needs from the connection attached to it. */
 export interface Peer {
@@ -23,6 +24,8 @@ export interface Peer {
 
 /** Settings of a session. */
 export interface SessionSettings {
+  /** Its span (`claude.relay.session`), ended when the CLI exits. */
+  readonly trace: SessionTrace;
   /** The credential that created it (see `Credential.owner`); only it may resume. */
   readonly owner: string;
   /** Whether `ready` tells the CLI's pid. */
@@ -108,6 +111,11 @@ export class RelaySession {
     return this.#pendingBytes;
   }
 
+  /** Its telemetry: the span from spawn to exit, and its id. */
+  get trace(): SessionTrace {
+    return this.#settings.trace;
+  }
+
   /** The credential that created it (`Credential.owner`): the only one that may resume it. */
   get owner(): string {
     return this.#settings.owner;
@@ -149,7 +157,9 @@ export class RelaySession {
       ...(pid !== undefined && { pid }),
       graceMs: graceMs === Infinity ? null : graceMs,
     }));
-    for (const entry of this.#buffer.entriesAfter(after)) send(peer, entry);
+    const replay = this.#buffer.entriesAfter(after);
+    for (const entry of replay) send(peer, entry);
+    if (resumed) this.#settings.trace.resumed(after, replay.length);
     // An ended session waits for the acknowledgement of its exit, for the grace at most.
     if (this.#exitSeq !== undefined) this.#startTimer();
   }
@@ -165,7 +175,10 @@ export class RelaySession {
     this.#peer = undefined;
     if (this.#forgotten) return;
     if (this.#closeRequested || !this.#settings.resumable) void this.forget();
-    else this.#startTimer();
+    else {
+      this.#settings.trace.disconnected();
+      this.#startTimer();
+    }
   }
 
   /**
@@ -258,6 +271,7 @@ export class RelaySession {
       this.#pumpStdout(),
       this.#pumpStderr(),
     ]);
+    this.#settings.trace.exited(exit);
     const seq = ++this.#outSeq;
     this.#emit({ seq, frame: text({ t: "exit", seq, exit }) });
     this.#exitSeq = seq;
@@ -274,9 +288,13 @@ export class RelaySession {
         // Flow control: with half the buffer unacknowledged, stop reading until the client
         // acknowledges; the CLI then waits on its pipe. Stdout output is never dropped from
         // the buffer, so a resume always finds it, and memory stays bounded.
-        while (this.#windowFull() && !this.#forgotten) {
-          this.#room = Promise.withResolvers<void>();
-          await this.#room.promise;
+        if (this.#windowFull() && !this.#forgotten) {
+          const stall = this.#settings.trace.stalled(this.#buffer.bytes);
+          while (this.#windowFull() && !this.#forgotten) {
+            this.#room = Promise.withResolvers<void>();
+            await this.#room.promise;
+          }
+          stall();
         }
         const { done, value } = await reader.read();
         if (done) break;

@@ -19,6 +19,18 @@
  * unacknowledged output (bounded by `bufferBytes`) and replays it, and
  * applies each input line once.
  *
+ * Telemetry: pass `telemetry` (the same option as `DuplexSession.start`
+ * takes: the `@opentelemetry/api` module, a tracer and meter, or `onSpan`)
+ * for a `claude.relay.connection` span per WebSocket and a
+ * `claude.relay.session` span per spawned CLI (spawn to exit; resumes,
+ * dropped connections and flow-control stalls as events), and the metrics
+ * `claude.relay.connections`, `.sessions` (live now), `.resumes`,
+ * `.refusals` (by kind), `.flow_stalls` and `.stall.duration`. A client's
+ * hello carries its session's W3C trace context (`remote()` sends it), so
+ * the relay's spans are children of the client's session span and the CLI
+ * is started with the relay session span's context: one trace covers
+ * worker, relay and CLI. Off by default, and then free; tokens never appear.
+ *
  * Run it with `deno task relay`, or from code:
  *
  * @example Serve a relay

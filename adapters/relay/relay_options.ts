@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { TelemetryOptions } from "../../src/telemetry/telemetry_options.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import type { RelayPolicy } from "./relay_policy.ts";
 
@@ -119,6 +120,22 @@ export interface RelayOptions {
    * `helloTimeoutMs`. Default: 64.
    */
   readonly maxPendingConnections?: number;
+  /**
+   * OpenTelemetry spans and metrics of the relay, as `DuplexSession.start`
+   * takes them (the `@opentelemetry/api` module, a tracer and meter, or an
+   * `onSpan` callback). Spans: `claude.relay.connection` (one per WebSocket:
+   * peer address, resumed or not, outcome `ready` / `refused` with its kind /
+   * `closed`, close code) and `claude.relay.session` (one per spawned CLI,
+   * from spawn to exit: model, permission mode, pid, exit code or signal, the
+   * owner's kind, never its token; resumes, dropped connections and
+   * flow-control stalls as events), both children of the client's trace
+   * context when its hello carries one; the CLI gets the session span's
+   * context. Metrics: `claude.relay.connections`, `claude.relay.sessions`
+   * (live now), `claude.relay.resumes`, `claude.relay.refusals` (by kind),
+   * `claude.relay.flow_stalls`, `claude.relay.stall.duration` (seconds).
+   * Default: none (and then it costs nothing).
+   */
+  readonly telemetry?: TelemetryOptions;
   /** Aborting it closes the relay. */
   readonly signal?: AbortSignal;
 }

@@ -1,0 +1,257 @@
+/**
+ * The relay itself: the HTTP server, the admission of each WebSocket, the
+ * sessions it holds, and its shutdown. `serveRelay()` starts one.
+ *
+ * @module
+ */
+
+import { abortable, deadline } from "../../src/_deadline.ts";
+import { DuplexError } from "../../src/errors.ts";
+import { CLOSE, type SpawnRequest, SUBPROTOCOL, timingSafeEqual } from "../../src/remote/wire.ts";
+import type { TraceContext } from "../../src/remote/_trace_context.ts";
+import { Telemetry, TELEMETRY_OFF } from "../../src/telemetry/_telemetry.ts";
+import type { TransportFactory } from "../../src/transport/transport.ts";
+import { VERSION } from "../../src/version.ts";
+import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
+import { type Credential, Gate } from "./_access.ts";
+import { type ConnectionHost, RelayConnection } from "./_connection.ts";
+import { Refusal, spawnOptions } from "./_policy.ts";
+import type { Config } from "./_relay_config.ts";
+import { RelaySession } from "./_relay_session.ts";
+import { ConnectionTrace, SessionTrace } from "./_relay_telemetry.ts";
+import type { RelayServer } from "./relay_server.ts";
+
+/** How the relay starts a CLI: `subprocess`, unless a test watches what it is given. */
+export type Launcher = (options: SubprocessOptions) => TransportFactory;
+
+/** How long `close()` waits for the sockets to finish their closing handshake. */
+const SOCKET_CLOSE_WAIT_MS = 2000;
+
+/** Compared with the owner when no session has the token, so both answers take as long. */
+const NOBODY = `nobody:${crypto.randomUUID()}`;
+
+/** A running relay (see `serveRelay`). */
+export class Relay implements RelayServer, ConnectionHost {
+  readonly url: string;
+  readonly port: number;
+  readonly closed: Promise<void>;
+  readonly heartbeatMs: number;
+  readonly helloTimeoutMs: number;
+  readonly maxFrameBytes: number;
+  readonly maxPendingInputBytes: number;
+  readonly #config: Config;
+  readonly #gate: Gate;
+  readonly #launch: Launcher;
+  readonly #telemetry: Telemetry;
+  /** Connections (and admissions in progress) that have no session yet. */
+  #pending = 0;
+  readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #sessions = new Map<string, RelaySession>();
+  readonly #retiring = new Set<Promise<void>>();
+  readonly #starting = new Set<Promise<unknown>>();
+  readonly #connections = new Set<RelayConnection>();
+  readonly #sockets = new Set<Promise<void>>();
+  readonly #abort = new AbortController();
+  readonly #onAbort: () => void;
+  readonly #resolveClosed: () => void;
+  #closing: Promise<void> | undefined;
+
+  /**
+   * Listens, and serves.
+   *
+   * @param config The checked options.
+   * @param launch How to start a CLI (`subprocess`).
+   */
+  constructor(config: Config, launch: Launcher = subprocess) {
+    this.#config = config;
+    this.#launch = launch;
+    this.#telemetry = config.telemetry ? new Telemetry(config.telemetry, VERSION) : TELEMETRY_OFF;
+    this.heartbeatMs = config.heartbeatMs;
+    this.helloTimeoutMs = config.helloTimeoutMs;
+    this.maxFrameBytes = config.maxFrameBytes;
+    this.maxPendingInputBytes = config.maxPendingInputBytes;
+    this.#gate = new Gate(config);
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.closed = promise;
+    this.#resolveClosed = resolve;
+    this.#server = Deno.serve(
+      { hostname: config.hostname, port: config.port, onListen() {} },
+      (request, info) => this.#handle(request, info.remoteAddr),
+    );
+    this.port = this.#server.addr.port;
+    const host = this.#server.addr.hostname;
+    this.url = `ws://${host.includes(":") ? `[${host}]` : host}:${this.port}/v1`;
+    this.#onAbort = () => void this.close();
+    if (config.signal?.aborted) void this.close();
+    else config.signal?.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  get closing(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  find(token: string, owner: string): RelaySession | undefined {
+    const session = this.#sessions.get(token);
+    // One comparison either way: with the session's owner, or with nobody (never equal).
+    const owned = timingSafeEqual(session?.owner ?? NOBODY, owner);
+    return session !== undefined && owned && !session.forgotten ? session : undefined;
+  }
+
+  settled(_connection: RelayConnection): void {
+    this.#pending--;
+  }
+
+  removeConnection(connection: RelayConnection): void {
+    this.#connections.delete(connection);
+  }
+
+  spawn(
+    request: SpawnRequest | undefined,
+    credential: Credential,
+    trace: TraceContext | undefined,
+  ): Promise<RelaySession> {
+    const starting = this.#spawn(request, credential, trace);
+    this.#starting.add(starting);
+    const forget = () => this.#starting.delete(starting);
+    starting.then(forget, forget);
+    return starting;
+  }
+
+  async #spawn(
+    request: SpawnRequest | undefined,
+    credential: Credential,
+    remote: TraceContext | undefined,
+  ): Promise<RelaySession> {
+    const config = this.#config;
+    if (this.#sessions.size + this.#starting.size >= config.maxSessions) {
+      throw new Refusal(
+        "busy",
+        `Cannot start a session: the relay runs its maximum of ${config.maxSessions}; ` +
+          `try again later`,
+      );
+    }
+    const { policy } = credential;
+    const options = await spawnOptions(request, policy, config.cli, config.workspace);
+    const { model, permissionMode } = options;
+    const owner = credential.owner;
+    const trace = new SessionTrace(this.#telemetry, { model, permissionMode, owner }, remote);
+    let transport;
+    try {
+      // The CLI joins the trace: the subprocess adapter sets TRACEPARENT / TRACESTATE from it.
+      const traceContext = trace.traceContext();
+      const signal = this.#abort.signal;
+      transport = await this.#launch(options)(traceContext ? { signal, traceContext } : { signal });
+    } catch (error) {
+      trace.failed(error);
+      throw new Refusal(
+        "spawn_failed",
+        `Cannot start claude on the relay: ${error instanceof Error ? error.message : error}`,
+      );
+    }
+    trace.spawned(transport.info.pid);
+    const session: RelaySession = new RelaySession(transport, {
+      trace,
+      owner: credential.owner,
+      exposePid: policy.exposePid,
+      maxPendingInputBytes: config.maxPendingInputBytes,
+      graceMs: config.graceMs,
+      bufferBytes: config.bufferBytes,
+      resumable: policy.allowResume,
+      onForget: (forgotten, done) => {
+        this.#sessions.delete(forgotten.id);
+        this.#telemetry.count("claude.relay.sessions", -1);
+        this.#retiring.add(done);
+        done.finally(() => this.#retiring.delete(done));
+      },
+    });
+    this.#sessions.set(session.id, session);
+    this.#telemetry.count("claude.relay.sessions", 1);
+    return session;
+  }
+
+  async #handle(request: Request, peer: Deno.NetAddr): Promise<Response> {
+    const url = new URL(request.url);
+    if (url.pathname === "/health") {
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        return new Response("Method not allowed\n", { status: 405, headers: { allow: "GET" } });
+      }
+      return Response.json({ ok: !this.closing, sessions: this.#sessions.size });
+    }
+    if (url.pathname !== "/v1") return new Response("Not found\n", { status: 404 });
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("This endpoint takes WebSocket connections\n", {
+        status: 426,
+        headers: { upgrade: "websocket" },
+      });
+    }
+    const offered = (request.headers.get("sec-websocket-protocol") ?? "")
+      .split(",").map((item) => item.trim()).filter((item) => item !== "");
+    if (!offered.includes(SUBPROTOCOL)) {
+      return new Response(`Offer the WebSocket subprotocol ${SUBPROTOCOL}\n`, { status: 400 });
+    }
+    if (this.closing) return new Response("The relay is shutting down\n", { status: 503 });
+    const { maxPendingConnections } = this.#config;
+    if (this.#pending >= maxPendingConnections) {
+      this.#telemetry.count("claude.relay.refusals", 1, { "claude.relay.refusal.kind": "busy" });
+      return new Response(
+        `Cannot accept the connection: ${maxPendingConnections} connections are still in their ` +
+          `handshake (the relay's maxPendingConnections); try again later\n`,
+        { status: 503, headers: { "retry-after": "1" } },
+      );
+    }
+    this.#pending++;
+    let access;
+    let upgrade: { socket: WebSocket; response: Response };
+    try {
+      access = await this.#gate.admit(request, offered);
+      if (this.closing) throw new Error("closing");
+      upgrade = Deno.upgradeWebSocket(request, { protocol: SUBPROTOCOL });
+    } catch {
+      this.#pending--;
+      return this.closing
+        ? new Response("The relay is shutting down\n", { status: 503 })
+        : new Response("Bad WebSocket upgrade\n", { status: 400 });
+    }
+    const trace = new ConnectionTrace(this.#telemetry, peer);
+    const connection = new RelayConnection(upgrade.socket, this, access, trace);
+    this.#connections.add(connection);
+    this.#sockets.add(connection.closed);
+    connection.closed.then(() => this.#sockets.delete(connection.closed));
+    return upgrade.response;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#config.signal?.removeEventListener("abort", this.#onAbort);
+    this.#abort.abort(new DuplexError("closed", "The relay was closed"));
+    try {
+      for (const connection of [...this.#connections]) {
+        connection.end(CLOSE.goingAway, "The relay is shutting down");
+      }
+      await Promise.allSettled([...this.#starting]);
+      for (const session of [...this.#sessions.values()]) void session.forget();
+      await Promise.allSettled([...this.#retiring]);
+      await bounded(Promise.allSettled([...this.#sockets]), SOCKET_CLOSE_WAIT_MS);
+      await this.#server.shutdown();
+    } finally {
+      this.#resolveClosed();
+    }
+  }
+}
+
+async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
+  using limit = deadline(ms);
+  await abortable(promise, limit.signal).catch(() => {});
+}
