@@ -154,7 +154,9 @@ export function planLaunch(options: CliOptions = {}, privateDir?: string): CliLa
   }
   if (o.model !== undefined) args.push(`--model=${text("model", o.model)}`);
   if (o.fallbackModel !== undefined) {
-    args.push(`--fallback-model=${text("fallbackModel", o.fallbackModel)}`);
+    const fallback = text("fallbackModel", o.fallbackModel);
+    if (fallback === o.model) throw invalid("fallbackModel must differ from model", fallback);
+    args.push(`--fallback-model=${fallback}`);
   }
   const bypass = flag("allowDangerouslySkipPermissions", o.allowDangerouslySkipPermissions);
   if (o.permissionMode !== undefined) {

@@ -150,7 +150,7 @@ export const SETTING_SOURCES: readonly SettingSource[] = ["user", "project", "lo
 export interface CliOptions {
   /** `--model`: a model alias (`"sonnet"`) or full name. */
   readonly model?: string;
-  /** `--fallback-model`: models to try when the main one is busy (comma-separated). */
+  /** `--fallback-model`: models to try when the main one is busy (comma-separated); not `model` itself. */
   readonly fallbackModel?: string;
   /**
    * `--permission-mode`. `"bypassPermissions"` also needs

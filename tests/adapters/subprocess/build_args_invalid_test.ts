@@ -79,6 +79,7 @@ const INVALID: ReadonlyArray<readonly [string, unknown, string]> = [
   ["infinite budget", { maxBudgetUsd: Infinity }, "finite number greater than 0"],
   ["zero budget", { maxBudgetUsd: 0 }, "finite number greater than 0"],
   ["empty model", { model: "" }, "model must not be empty"],
+  ["fallbackModel the same as model", { model: "opus", fallbackModel: "opus" }, "must differ"],
   ["NUL in a value", { model: "a\0b" }, "NUL"],
   ["NUL in a title", { title: "a\0b" }, "NUL"],
   ["NUL in extraArgs", { extraArgs: ["a\0"] }, "NUL"],
