@@ -100,6 +100,13 @@ Deno.test("subprocess() gives the CLI env in place of the host's, and extraEnv o
         "true",
       );
     });
+    await t.step("the binary is found with env's CLAUDE_CLI", async () => {
+      const frame = await hello({
+        env: { ...denoEnv(), ...HELLO, CLAUDE_CLI: Deno.execPath() },
+        executableArgs: denoRunArgs(FAKE_CLAUDE),
+      });
+      assert.equal(frame.type, "fake_hello");
+    });
     await t.step("clearEnv (deprecated) still passes only extraEnv", async () => {
       const frame = await hello(stand({ clearEnv: true, extraEnv: { ...denoEnv(), ...HELLO } }));
       assert.equal((frame.env as Record<string, unknown>).DUPLEX_HOST, null);
