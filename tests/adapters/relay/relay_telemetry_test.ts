@@ -220,6 +220,37 @@ Deno.test("relay telemetry: refusals by kind, flow-control stalls, live sessions
     assert.equal(await o.counter("claude.relay.refusals", kind, "busy"), 1);
   });
 
+  await t.step("a spawn that fails, and a CLI that fails: the session span in error", async () => {
+    await using o = new Otel();
+    {
+      await using bad = await tracedRelay({
+        telemetry: o.telemetry,
+        cli: { binary: "/nonexistent/claude-relay-test" },
+      });
+      assert.equal((await refusalOf(bad.relay.url)).kind, "spawn_failed");
+    }
+    const [failed] = await o.ended("claude.relay.session");
+    assert.equal(failed?.status.code, otel.SpanStatusCode.ERROR);
+    assert.match(failed?.status.message ?? "", /claude-relay-test/);
+    assert.equal(
+      await o.counter("claude.relay.refusals", "claude.relay.refusal.kind", "spawn_failed"),
+      1,
+    );
+    await using setup = await tracedRelay({ telemetry: o.telemetry }, {
+      FAKE_CLAUDE_EXIT_IMMEDIATELY: "1",
+      FAKE_CLAUDE_EXIT_CODE: "3",
+    });
+    const { client } = await hello(setup.relay.url, {});
+    const exit = await client.next("exit");
+    client.send({ t: "ack", seq: exit.seq });
+    await client.closeCode();
+    const [, exited] = await o.ended("claude.relay.session", 2);
+    assert.equal(exited?.attributes["process.exit.code"], 3);
+    assert.equal(exited?.attributes["claude.exit.requested"], false);
+    assert.equal(exited?.status.code, otel.SpanStatusCode.ERROR);
+    assert.equal(exited?.status.message, "claude ended (exit code 3)");
+  });
+
   await t.step(
     "a flow-control stall: an event with its duration, counted and measured",
     async () => {
