@@ -19,9 +19,11 @@ const CLIENT_TRACE = { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01`, tracesta
 async function hello(
   url: string,
   message: Record<string, unknown>,
+  pauseMs = 0,
 ): Promise<{ client: TestClient; ready: Record<string, unknown> }> {
   const client = new TestClient(url);
   await client.opened;
+  if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
   client.send({ t: "hello", v: 1, ...message });
   return { client, ready: await client.next("ready") };
 }
@@ -46,7 +48,7 @@ Deno.test("relay telemetry: spans in the client's trace, and what the CLI gets",
     const { client, ready } = await hello(setup.relay.url, {
       spawn: { model: "sonnet", permissionMode: "plan" },
       trace: CLIENT_TRACE,
-    });
+    }, 200); // the connection span starts at the hello, dated back to the open
     client.send({ t: "in", seq: 1, line: userLine("hi") });
     await client.until("the result", () => client.lines().some((l) => l.type === "result"));
     await finish(client);
@@ -72,6 +74,10 @@ Deno.test("relay telemetry: spans in the client's trace, and what the CLI gets",
     assert.equal(connection?.attributes["claude.relay.resumed"], false);
     assert.equal(connection?.attributes["claude.relay.close.code"], 1000);
     assert.equal(connection?.attributes["network.peer.address"], "127.0.0.1");
+    const ms = (span?: ReadableSpan) =>
+      (span?.startTime[0] ?? 0) * 1e3 + (span?.startTime[1] ?? 0) / 1e6;
+    const early = ms(session) - ms(connection);
+    assert.ok(early >= 190 && early < 5000, `the connection began ${early} ms before the session`);
     const id = session?.attributes["claude.relay.session.id"];
     assert.match(String(id), /^[0-9a-f-]{36}$/);
     assert.equal(connection?.attributes["claude.relay.session.id"], id, "the spans correlate");
