@@ -133,7 +133,10 @@ export interface RelayOptions {
    * context. Metrics: `claude.relay.connections`, `claude.relay.sessions`
    * (live now), `claude.relay.resumes`, `claude.relay.refusals` (by kind),
    * `claude.relay.flow_stalls`, `claude.relay.stall.duration` (seconds).
-   * Default: none (and then it costs nothing).
+   * Give `api` for the spans to join the client's trace (a bare tracer
+   * cannot take a parent from another process). Without telemetry, the CLI
+   * still gets the client's trace context. Default: none (and then it costs
+   * nothing).
    */
   readonly telemetry?: TelemetryOptions;
   /** Aborting it closes the relay. */
