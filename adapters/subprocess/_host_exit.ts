@@ -50,6 +50,8 @@ export interface HostExitMember {
   signalNow(signal: "SIGTERM" | "SIGKILL"): void;
   /** Whether anything of it still runs, now (`undefined`: it cannot be told). */
   runningNow(): boolean | undefined;
+  /** Removes what it wrote for its CLI (the private files), now: no event loop runs after. */
+  cleanUpNow(): void;
 }
 
 type HostSignal = "SIGINT" | "SIGTERM" | "SIGHUP";
@@ -175,6 +177,13 @@ function endNow(members: readonly HostExitMember[]): void {
     pauseSync(Math.min(HOST_EXIT_POLL_MS, graceMs - waited));
   }
   for (const member of left) signalNow(member, "SIGKILL");
+  for (const member of members) {
+    try {
+      member.cleanUpNow();
+    } catch {
+      // best effort: the host is going away
+    }
+  }
 }
 
 /* Blocks the thread (no event runs meanwhile: the children are not reaped, so no pid is reused). */

@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { DuplexError, excerptOf } from "../../src/errors.ts";
 import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
 import { MARKER_VARIABLE } from "./_marked_processes.ts";
@@ -43,7 +44,8 @@ export interface Spawned {
  * @param cliArgs The CLI flags, as `buildArgs(options)` made them (rebuilt
  * with the private folder's path when the launch has private files).
  * @param marker The value of the marker variable for this CLI.
- * @param signal Aborts the start before the spawn.
+ * @param context The session's open context: its signal aborts the start before the spawn,
+ * its trace context becomes `TRACEPARENT` / `TRACESTATE`.
  * @returns The child and its description.
  * @throws {DuplexError} `not_permitted`, `cli_not_found` or `invalid_argument`, saying what to do.
  */
@@ -51,14 +53,19 @@ export async function spawnCli(
   options: SubprocessOptions,
   cliArgs: readonly string[],
   marker: string,
-  signal: AbortSignal | undefined,
+  context: TransportOpenContext | undefined,
 ): Promise<Spawned> {
+  const signal = context?.signal;
   signal?.throwIfAborted();
   requireCommand();
   const plan = planLaunch(options);
+  const trace = context?.traceContext;
   const env: Record<string, string> = {
     ...childEnv(options),
     ...plan.env,
+    // The session's span: the CLI's own spans (when it exports them) join the caller's trace.
+    ...(trace ? { TRACEPARENT: trace.traceparent } : {}),
+    ...(trace?.tracestate ? { TRACESTATE: trace.tracestate } : {}),
     [MARKER_VARIABLE]: marker,
   };
   const binary = options.pathToClaudeCodeExecutable ?? options.binary;

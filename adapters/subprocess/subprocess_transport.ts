@@ -26,7 +26,7 @@ import { CliProcess } from "./_cli_process.ts";
 import { climbCloseLadder } from "./_close_ladder.ts";
 import { type HostExitMember, registerForHostExit, unregisterForHostExit } from "./_host_exit.ts";
 import { LinePipe, OutputPipe } from "./_pipes.ts";
-import { spawnCli } from "./_spawn.ts";
+import { spawnCli, type Spawned } from "./_spawn.ts";
 import { StderrTail } from "./_stderr_tail.ts";
 import {
   checkOptions,
@@ -89,7 +89,7 @@ export function subprocess(options: SubprocessOptions = {}): TransportFactory {
   const cliArgs = buildArgs(options);
   const lifecycle = checkOptions(options);
   return function openSubprocess(context?: TransportOpenContext): Promise<Transport> {
-    return SubprocessTransport.open(options, cliArgs, lifecycle, context?.signal);
+    return SubprocessTransport.open(options, cliArgs, lifecycle, context);
   };
 }
 
@@ -132,16 +132,18 @@ class SubprocessTransport implements Transport, HostExitMember {
   #inputEnding: Promise<void> | undefined;
   #exit: TransportExit | undefined;
   #closing: Promise<TransportExit> | undefined;
+  readonly #removePrivateFilesSync: () => void;
 
   static async open(
     options: SubprocessOptions,
     cliArgs: readonly string[],
     lifecycle: Lifecycle,
-    signal: AbortSignal | undefined,
+    context: TransportOpenContext | undefined,
   ): Promise<SubprocessTransport> {
+    const signal = context?.signal;
     const marker = crypto.randomUUID();
-    const { child, description } = await spawnCli(options, cliArgs, marker, signal);
-    const transport = new SubprocessTransport(child, description, lifecycle, marker);
+    const spawned = await spawnCli(options, cliArgs, marker, context);
+    const transport = new SubprocessTransport(spawned, lifecycle, marker);
     if (signal?.aborted) {
       transport.#closing ??= transport.#shutdown(false);
       await transport.#closing;
@@ -150,18 +152,21 @@ class SubprocessTransport implements Transport, HostExitMember {
     return transport;
   }
 
-  constructor(
-    child: Deno.ChildProcess,
-    description: string,
-    lifecycle: Lifecycle,
-    marker: string,
-  ) {
+  constructor(spawned: Spawned, lifecycle: Lifecycle, marker: string) {
+    const { child, description } = spawned;
+    this.#removePrivateFilesSync = spawned.removePrivateFilesSync;
     this.#process = new CliProcess(child, marker);
     this.#lifecycle = lifecycle;
     this.hostSignal = lifecycle.hostSignal;
     this.terminateGraceMs = lifecycle.terminateGraceMs;
     // Stdout chunks are the runtime's fresh read buffers, passed on untouched.
-    this.info = { kind: "subprocess", pid: child.pid, description, freshChunks: true };
+    this.info = {
+      kind: "subprocess",
+      pid: child.pid,
+      description,
+      freshChunks: true,
+      ...(Object.keys(spawned.initialize).length > 0 ? { initialize: spawned.initialize } : {}),
+    };
     this.#writer = child.stdin.getWriter();
     this.#writer.closed.catch(() => {});
     this.#tail = new StderrTail(lifecycle.stderrTailBytes, TAIL_LINES);
@@ -284,6 +289,11 @@ class SubprocessTransport implements Transport, HostExitMember {
   }
 
   /** Signals the CLI and what it started now, without waiting (the host's exit). */
+  /** The host is going: no event loop will run the removal after the exit, so do it now. */
+  cleanUpNow(): void {
+    this.#removePrivateFilesSync();
+  }
+
   signalNow(signal: "SIGTERM" | "SIGKILL"): void {
     this.#process.signalNow(signal);
   }

@@ -21,8 +21,9 @@ export function initializeFields(
   options: DuplexSessionOptions,
   hooks: Record<string, unknown>,
   inProcess: readonly SdkMcpServer[],
+  fromTransport: Readonly<Record<string, unknown>> = {},
 ): Record<string, unknown> | undefined {
-  const fields: Record<string, unknown> = {};
+  const fields: Record<string, unknown> = { ...fromTransport };
   if (Object.keys(hooks).length > 0) fields.hooks = hooks;
   Object.assign(fields, systemPromptFields(options.systemPrompt));
   if (options.appendSystemPrompt !== undefined) {

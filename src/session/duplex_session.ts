@@ -214,7 +214,12 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     this.#signal = options.signal;
     this.#signal?.addEventListener("abort", this.#onOwnerAbort, { once: true });
     this.#router.mcpServers = settings.mcp.inProcess;
-    const init = initializeFields(options, this.#router.hooks, settings.mcp.inProcess);
+    const init = initializeFields(
+      options,
+      this.#router.hooks,
+      settings.mcp.inProcess,
+      transport.info.initialize,
+    );
     if (init) this.#sendInitialize(init);
     if (Object.keys(settings.mcp.external).length > 0) {
       // External servers go over the control channel, not argv; the first turn waits for them.

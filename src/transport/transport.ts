@@ -75,6 +75,12 @@ export interface TransportInfo {
    * elsewhere (a `tee()`d stream, a recorder).
    */
   readonly freshChunks?: boolean;
+  /**
+   * Fields the CLI reads only from `initialize` that the transport's own
+   * options set (for example the subprocess adapter's `skills`): the session
+   * sends them in its `initialize`, under its own fields.
+   */
+  readonly initialize?: Readonly<Record<string, unknown>>;
 }
 
 /** What a transport factory receives from the session that opens it. */

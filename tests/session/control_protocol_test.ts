@@ -468,3 +468,24 @@ Deno.test('onFailure: "block" on a CLI that does not support it fails the first 
   });
   assert.equal((await fine.send("hi")).result.text, "Echo: hi");
 });
+
+Deno.test("initialize carries the fields the transport's options set (TransportInfo.initialize)", async () => {
+  const cli = new ScriptedCli({ echo: true });
+  await using _ = await DuplexSession.start({
+    transport: async (context) => {
+      const transport = await cli.transport(context);
+      const info = { ...transport.info, initialize: { skills: ["review"] } };
+      return new Proxy(transport, {
+        get(target, key) {
+          if (key === "info") return info;
+          const value = Reflect.get(target, key, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    },
+    appendSystemPrompt: "mine",
+  });
+  const init = await cli.nextWrite("control_request:initialize");
+  assert.deepEqual((init.request as Record<string, unknown>).skills, ["review"]);
+  assert.equal((init.request as Record<string, unknown>).appendSystemPrompt, "mine");
+});
