@@ -10,6 +10,7 @@ import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
 import { RelayTokenVerifier } from "../../src/remote/verify_relay_token.ts";
 import { isRecord } from "../../src/protocol/guards.ts";
 import type { TelemetryOptions } from "../../src/telemetry/telemetry_options.ts";
+import { checkTelemetry } from "../../src/telemetry/_check_telemetry.ts";
 import { type CheckedPolicy, checkPolicy } from "./_policy.ts";
 import * as defaults from "./relay_options.ts";
 import type { RelayOptions } from "./relay_options.ts";
@@ -121,33 +122,9 @@ export function checkOptions(options: RelayOptions): Config {
       options.maxPendingConnections,
       defaults.DEFAULT_MAX_PENDING_CONNECTIONS,
     ),
-    telemetry: checkTelemetry(options.telemetry),
+    telemetry: checkTelemetry(options.telemetry, "Cannot serve the relay"),
     signal,
   };
-}
-
-/** What each telemetry option must offer, and the words that say so. */
-const TELEMETRY_SHAPES: readonly [string, (value: Record<string, unknown>) => boolean, string][] = [
-  ["api", (api) => isRecord(api.trace) && isRecord(api.context), "the @opentelemetry/api module"],
-  ["tracer", (tracer) => typeof tracer.startSpan === "function", "a Tracer (with startSpan)"],
-  ["meter", (meter) => typeof meter.createCounter === "function", "a Meter (with createCounter)"],
-];
-
-function checkTelemetry(telemetry: unknown): TelemetryOptions | undefined {
-  if (telemetry === undefined) return undefined;
-  if (!isRecord(telemetry)) {
-    throw new TypeError("Cannot serve the relay: telemetry must be an object");
-  }
-  for (const [name, fits, what] of TELEMETRY_SHAPES) {
-    const value = telemetry[name];
-    if (value !== undefined && !(isRecord(value) && fits(value))) {
-      throw new TypeError(`Cannot serve the relay: telemetry.${name} must be ${what}`);
-    }
-  }
-  if (telemetry.onSpan !== undefined && typeof telemetry.onSpan !== "function") {
-    throw new TypeError("Cannot serve the relay: telemetry.onSpan must be a function");
-  }
-  return telemetry as TelemetryOptions;
 }
 
 function checkOrigins(origins: unknown): ReadonlySet<string> | undefined {

@@ -2,6 +2,7 @@
 /* Checks of what callers pass to a session, and the initialize request built from its options. */
 
 import { checkMs } from "../_deadline.ts";
+import { checkTelemetry } from "../telemetry/_check_telemetry.ts";
 import { registerHooks } from "../hooks/hooks.ts";
 import type { SdkMcpServer } from "../mcp/mcp_server.ts";
 import { type SplitServers, splitServers } from "./_mcp_servers.ts";
@@ -84,7 +85,7 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
   if (options.queue !== undefined && typeof options.queue !== "boolean") {
     throw new TypeError("Cannot start a session: queue must be a boolean");
   }
-  checkTelemetry(options.telemetry);
+  checkTelemetry(options.telemetry, "Cannot start a session");
   const onUnresponsive = options.onUnresponsive ?? "close";
   if (onUnresponsive !== "close" && onUnresponsive !== "keep") {
     throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
@@ -205,33 +206,4 @@ function systemPromptFields(prompt: DuplexSessionOptions["systemPrompt"]): Recor
       : bad("excludeDynamicSections must be a boolean");
   }
   return fields;
-}
-
-function checkTelemetry(telemetry: unknown): void {
-  if (telemetry === undefined) return;
-  const bad = (why: string): never => {
-    throw new TypeError(`Cannot start a session: telemetry.${why}`);
-  };
-  if (!isRecord(telemetry)) {
-    throw new TypeError("Cannot start a session: telemetry must be an object");
-  }
-  const { api, tracer, meter, onSpan } = telemetry;
-  if (api !== undefined) {
-    if (
-      !isRecord(api) || !isRecord(api.trace) || typeof api.trace.getTracer !== "function" ||
-      typeof api.trace.setSpan !== "function" || !isRecord(api.context) ||
-      typeof api.context.active !== "function"
-    ) {
-      bad(
-        'api must be the @opentelemetry/api module (import * as otel from "npm:@opentelemetry/api")',
-      );
-    }
-  }
-  if (tracer !== undefined && !(isRecord(tracer) && typeof tracer.startSpan === "function")) {
-    bad("tracer must be an OpenTelemetry Tracer (with startSpan)");
-  }
-  if (meter !== undefined && !(isRecord(meter) && typeof meter.createCounter === "function")) {
-    bad("meter must be an OpenTelemetry Meter (with createCounter)");
-  }
-  if (onSpan !== undefined && typeof onSpan !== "function") bad("onSpan must be a function");
 }
