@@ -23,6 +23,7 @@ import type { CommandLifecycleFrame, ResultFrame } from "../protocol/messages.ts
 import { NO_SPAN, type SpanHandle } from "../telemetry/_telemetry.ts";
 import { AbortLadder, type LadderHost, type LadderOptions } from "./_abort_ladder.ts";
 import type { Observer } from "./_observer.ts";
+import { reportTurn } from "./_turn_report.ts";
 import type { SessionEvent } from "./events.ts";
 import { type PreviousTotals, readTurnResult, type Turn } from "./turn.ts";
 
@@ -340,71 +341,11 @@ export class TurnTracker {
     turn.phase = "settled";
     this.#turns.delete(turn.uuid);
     turn.done?.abort(SETTLED);
-    this.#report(turn, aborted, outcome);
+    reportTurn(this.#host.observer, turn, aborted ? { aborted: turn.abortReason } : outcome);
     // An aborted turn rejects with the abort's reason, even if its result came in the grace.
     if (aborted) turn.reject(turn.abortReason);
     else if ("turn" in outcome) turn.resolve(outcome.turn);
     else turn.reject(outcome.error);
-  }
-
-  /* The turn's outcome, to its span, the metrics and the stats. */
-  #report(turn: TrackedTurn, aborted: boolean, outcome: { turn: Turn } | { error: unknown }): void {
-    const { telemetry, stats } = this.#host.observer;
-    const result = "turn" in outcome ? outcome.turn.result : undefined;
-    const state = aborted ? "aborted" : result && !result.isError ? "ok" : "error";
-    if (state === "ok") stats.turnsOk++;
-    else if (state === "aborted") stats.turnsAborted++;
-    else stats.turnsError++;
-    const kind = result
-      ? undefined
-      : stats.error(aborted ? turn.abortReason : (outcome as { error: unknown }).error);
-    if (!telemetry.on) return;
-    const model = result ? Object.keys(result.models)[0] : undefined;
-    if (result) {
-      turn.span.set({
-        "gen_ai.response.model": model,
-        "gen_ai.conversation.id": result.sessionId,
-        "gen_ai.usage.input_tokens": result.tokens.input,
-        "gen_ai.usage.output_tokens": result.tokens.output,
-        "gen_ai.usage.cache_read.input_tokens": result.tokens.cacheRead,
-        "gen_ai.usage.cache_creation.input_tokens": result.tokens.cacheCreation,
-        "claude.turn.cost_usd": result.costUsd,
-        "claude.turn.num_turns": result.numTurns,
-        "claude.turn.duration_ms": result.durationMs,
-        "claude.turn.duration_api_ms": result.durationApiMs,
-        "claude.turn.is_error": result.isError,
-        "claude.turn.subtype": result.subtype,
-        "claude.turn.terminal_reason": result.terminalReason,
-      });
-    }
-    if (aborted) turn.span.fail(turn.abortReason);
-    else if (result?.isError) {
-      turn.span.fail(result.errors[0] ?? `the turn ended with ${result.subtype}`);
-    } else if (result) turn.span.ok();
-    else turn.span.fail((outcome as { error: unknown }).error);
-    turn.span.end();
-    const common = { "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "anthropic" };
-    telemetry.count("claude.turns", 1, { "claude.turn.outcome": state });
-    if (kind !== undefined) telemetry.count("claude.errors", 1, { "error.type": kind });
-    telemetry.record(
-      "gen_ai.client.operation.duration",
-      (performance.now() - turn.startedAt) / 1000,
-      {
-        ...common,
-        ...(model ? { "gen_ai.response.model": model } : {}),
-        ...(state === "ok" ? {} : { "error.type": kind ?? state }),
-      },
-    );
-    if (result) {
-      telemetry.record("gen_ai.client.token.usage", result.tokens.input, {
-        ...common,
-        "gen_ai.token.type": "input",
-      });
-      telemetry.record("gen_ai.client.token.usage", result.tokens.output, {
-        ...common,
-        "gen_ai.token.type": "output",
-      });
-    }
   }
 
   #doneSignal(turn: TrackedTurn): AbortSignal {

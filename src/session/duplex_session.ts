@@ -8,8 +8,10 @@
  * through one registry, a control channel settles our own requests, and one
  * lifecycle state says where the session is.
  *
- * Why one file of ~600 lines: it is the public API, and about 180 lines of it
- * are the JSDoc users read; each method is a few lines over the parts.
+ * Why one file of ~650 lines: it is the public API, and about 160 lines of it
+ * are the JSDoc users read; each method is a few lines over the parts (the
+ * runtime controls are in `session_controls.ts`, the routing of frames in
+ * `_frame_router.ts`).
  *
  * @module
  */
@@ -20,7 +22,7 @@ import { DuplexError, type TransportExit } from "../errors.ts";
 import type { FinalPermissionDecision, PermissionRequest } from "../permissions/permission.ts";
 import type { UserContent } from "../protocol/content.ts";
 import type { ControlRequestMap, ControlSubtype } from "../protocol/control_requests.ts";
-import { classifyFrame, isSystemInit } from "../protocol/guards.ts";
+import type { SystemInitFrame } from "../protocol/messages.ts";
 import { Broadcast } from "../subscriptions/_broadcast.ts";
 import type { Subscription } from "../subscriptions/subscription.ts";
 import type { Transport, TransportInfo } from "../transport/transport.ts";
@@ -30,6 +32,7 @@ import { endingOf, exitStatusOf, type Lifecycle, READY, stateOf } from "./_lifec
 import { readSetServersResult, setServersField, splitServers } from "./_mcp_servers.ts";
 import type { McpServers, McpSetServersResult } from "./mcp_servers.ts";
 import { ReadPump } from "./_read_pump.ts";
+import { type FrameRoutes, routeFrame } from "./_frame_router.ts";
 import { SessionControls } from "./session_controls.ts";
 import { NO_SPAN, type SpanHandle, Telemetry, TELEMETRY_OFF } from "../telemetry/_telemetry.ts";
 import type { SessionStats } from "../telemetry/telemetry_options.ts";
@@ -202,11 +205,21 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       alive: () => this.alive,
       close: () => void this.close(),
     }, { graceMs: settings.interruptGraceMs, onUnresponsive: settings.onUnresponsive });
+    const routes: FrameRoutes = {
+      request: (id, body) => this.#router.handle(id, body),
+      response: (frame) => this.#control.settle(frame),
+      cancel: (id) => this.#router.cancel(id),
+      refuse: (id) => this.#router.refuse(id),
+      init: (frame) => this.#onInit(frame),
+      result: (frame) => this.#turns.onResult(frame),
+      lifecycle: (frame) => this.#turns.onLifecycle(frame),
+      publish,
+    };
     this.#pump = new ReadPump({
       transport,
       broadcast: this.#broadcast,
       maxLineBytes: settings.maxLineBytes,
-      onFrame: (frame) => this.#onFrame(frame),
+      onFrame: (frame) => routeFrame(frame, routes),
       publish,
       onFailure: (error) => this.#fail(error),
     });
@@ -550,56 +563,16 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     }
   }
 
-  #onFrame(raw: Record<string, unknown>): void {
-    const frame = classifyFrame(raw);
-    switch (frame.type) {
-      case "control_request":
-        this.#router.handle(frame.request_id, frame.request);
-        return;
-      case "control_response":
-        if (!this.#control.settle(frame)) {
-          this.#publish({
-            type: "diagnostic",
-            kind: "stray_control_response",
-            message:
-              `Ignored a control_response for ${frame.response.request_id}: no request of ours waits for it`,
-          });
-        }
-        return;
-      case "control_cancel_request":
-        this.#router.cancel(frame.request_id);
-        return;
-      case "keep_alive":
-        return;
-      case "system":
-        if (isSystemInit(frame)) {
-          this.#sessionId = frame.session_id;
-          if (this.#observer.telemetry.tracing) {
-            this.#observer.session.set({
-              "gen_ai.conversation.id": frame.session_id,
-              "gen_ai.request.model": typeof frame.model === "string" ? frame.model : undefined,
-              "claude.cli.version": typeof frame.claude_code_version === "string"
-                ? frame.claude_code_version
-                : undefined,
-            });
-          }
-        }
-        break;
-      case "result":
-        this.#publish(frame);
-        this.#turns.onResult(frame);
-        return;
-      case "command_lifecycle":
-        this.#publish(frame);
-        this.#turns.onLifecycle(frame);
-        return;
-      case "unknown":
-        if (frame.frameType === "control_request" && typeof frame.frame.request_id === "string") {
-          this.#router.refuse(frame.frame.request_id); // unreadable, yet answered
-        }
-        break;
-    }
-    this.#publish(frame);
+  #onInit(frame: SystemInitFrame): void {
+    this.#sessionId = frame.session_id;
+    if (!this.#observer.telemetry.tracing) return;
+    this.#observer.session.set({
+      "gen_ai.conversation.id": frame.session_id,
+      "gen_ai.request.model": typeof frame.model === "string" ? frame.model : undefined,
+      "claude.cli.version": typeof frame.claude_code_version === "string"
+        ? frame.claude_code_version
+        : undefined,
+    });
   }
 
   #sendInitialize(fields: Record<string, unknown>): void {
