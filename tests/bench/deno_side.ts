@@ -8,7 +8,7 @@
  */
 
 import { report } from "./_measure.ts";
-import { telemetryTurns, type TelemetryTurnsParams } from "./telemetry_turns.ts";
+import type { TelemetryTurnsParams } from "./telemetry_turns.ts";
 import { fanOut, type FanOutParams } from "./fan_out.ts";
 import { longSession, type LongSessionParams } from "./memory.ts";
 import { oversized, type OversizedParams } from "./oversized.ts";
@@ -36,7 +36,9 @@ const WORKLOADS: Record<string, (params: Params) => Promise<Record<string, unkno
   "real-turns": (p: RealTurnsParams) => realTurns(p),
   "real-turns-ours": (p: OursOnlyParams) => oursOnlyTurns(p),
   "instant-turns": (p: InstantTurnsParams) => instantTurns(p),
-  "telemetry-turns": (p: TelemetryTurnsParams) => telemetryTurns(p),
+  // Loaded only for its own workload: the OpenTelemetry SDK would add to every other one's RSS.
+  "telemetry-turns": async (p: TelemetryTurnsParams) =>
+    (await import("./telemetry_turns.ts")).telemetryTurns(p),
   "throughput": (p: ThroughputParams) => throughputOurs(p),
   "throughput-bare": (p: ThroughputParams) => throughputBare(p),
   "throughput-limit": (p: { frames: number; repeat: number }) =>
