@@ -49,6 +49,7 @@ export type {
   McpStdioServerConfig,
 } from "./src/session/mcp_servers.ts";
 export type { SessionInfo } from "./src/session/session_info.ts";
+export type { ClaimOptions, ClaimResult } from "./src/session/claim.ts";
 export type {
   DiagnosticEvent,
   ExitEvent,

@@ -22,6 +22,10 @@
  * - `unauthorized`: a relay refused the credentials.
  * - `lagged`: a subscriber with the `"error"` overflow policy fell behind.
  * - `invalid_argument`: the caller passed a value the library cannot use.
+ * - `claim_refused`: a parked spare refused `claim_session`; `errorCode` holds the CLI's
+ *   reason token (`cwd_not_found`, `env_key_not_claimable`, `permission_mode_not_claimable`, …).
+ * - `pool_exhausted`: a `SessionPool` has no live slot and its waiting line is full.
+ * - `resume_failed`: a conversation could not be resumed in a new process (`exit` says how).
  */
 export type DuplexErrorKind =
   | "turn_in_flight"
@@ -37,7 +41,10 @@ export type DuplexErrorKind =
   | "line_too_long"
   | "unauthorized"
   | "lagged"
-  | "invalid_argument";
+  | "invalid_argument"
+  | "claim_refused"
+  | "pool_exhausted"
+  | "resume_failed";
 
 /** How a transport's peer ended: a process exit, or a closed connection. */
 export interface TransportExit {

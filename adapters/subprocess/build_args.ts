@@ -261,6 +261,12 @@ export function planLaunch(options: CliOptions = {}, privateDir?: string): CliLa
     args.push(`--resume-drops-turn=${uuid("resumeDropsTurn", o.resumeDropsTurn)}`);
   }
   if (flag("forkSession", o.forkSession)) args.push("--fork-session");
+  if (flag("awaitClaim", o.awaitClaim)) {
+    if (resuming || o.sessionId !== undefined) {
+      throw invalid("awaitClaim cannot be combined with resume, continue or sessionId");
+    }
+    args.push("--await-claim");
+  }
   if (o.sessionId !== undefined) args.push(`--session-id=${uuid("sessionId", o.sessionId)}`);
   if (!persists(o)) args.push("--no-session-persistence");
   if (o.title !== undefined) args.push(`--name=${text("title", o.title)}`);

@@ -233,6 +233,15 @@ export interface CliOptions {
    * --resume-drops-turn:`) when the dropped range holds anything else.
    */
   readonly resumeDropsTurn?: string;
+  /**
+   * `--await-claim`: start as a parked spare. The CLI loads, authenticates
+   * and answers `initialize`, then waits to be bound to a folder and a
+   * session with `session.claimSession()` (the `claim_session` request)
+   * before its first turn. Start it in a neutral folder, never the
+   * session's; `SessionPool` does all of this for you. Not with `resume`,
+   * `continue` or `sessionId`.
+   */
+  readonly awaitClaim?: boolean;
   /** `--session-id`: the id (a UUID) of the new session. */
   readonly sessionId?: string;
   /** `--fork-session`: with `resume`/`continue`, start a new session id. */

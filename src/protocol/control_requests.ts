@@ -163,10 +163,66 @@ export type UsageResponse = {
   behaviors: Record<string, unknown> | null;
 };
 
+/**
+ * The fields of `claim_session`, which binds a parked spare (a CLI started
+ * with `--await-claim`) to its session: relocates it to `cwd` as if it had
+ * been spawned there, applies the per-session prompt options, starts the
+ * folder's SessionStart hooks and registers the session. Accepted once, only
+ * on a parked spare, only before any turn.
+ */
+export interface ClaimSessionRequest {
+  /** The session's working directory (tilde-expanded, canonicalised by the CLI). */
+  cwd: string;
+  /**
+   * Per-session environment additions: only the CLI's claim allow-list
+   * (`CLAUDE_CODE_OAUTH_TOKEN`, `CLAUDE_CODE_SESSION_ACCESS_TOKEN`,
+   * `CLAUDE_CODE_HOST_SESSION_ID`); any other key refuses the claim.
+   */
+  env?: Record<string, string>;
+  /** Extra directories the session may access, as `--add-dir`. */
+  additional_directories?: string[];
+  /** The permission mode, as `--permission-mode`; one the spare cannot take refuses the claim. */
+  permission_mode?: PermissionMode;
+  /** As `initialize.systemPrompt`. */
+  system_prompt?: string[];
+  /** As `initialize.appendSystemPrompt`. */
+  append_system_prompt?: string;
+  /** As `initialize.agents`. */
+  agents?: Record<string, unknown>;
+  /** As `initialize.title`. */
+  title?: string;
+  /** The session's final set of in-process MCP server names. */
+  sdk_mcp_servers?: string[];
+  /** Also reply with an `initialize` payload computed for the claimed folder. */
+  include_initialize?: boolean;
+  /** The host's attestation that the user trusts the folder. */
+  workspace_trust?: { accepted: boolean; directory: string };
+}
+
+/** The reply to a successful `claim_session` (a refusal is a control error whose message starts with its reason). */
+export interface ClaimSessionResponse {
+  /** Always `"ok"`. */
+  status: "ok";
+  /** The canonical working directory the session now runs in. */
+  cwd: string;
+  /** The session id the claimed process registered. */
+  session_id: string;
+  /** How long the spare was parked, in milliseconds. */
+  parked_ms?: number;
+  /** Whether the in-process MCP servers have settled. */
+  sdk_mcp_settled?: boolean;
+  /** With `include_initialize`: what `initialize` would reply for the claimed folder. */
+  initialize?: InitializeResponse;
+  /** With `workspace_trust`: whether the folder is now recorded as trusted. */
+  workspace_trust_recorded?: boolean;
+}
+
 /** Control request subtypes: the request fields and the reply. */
 export interface ControlRequestMap {
   /** Configures the session (system prompt, hooks, agents, SDK MCP servers, …); replies with what the CLI offers. */
   initialize: { request: Record<string, unknown>; response: InitializeResponse };
+  /** Binds a parked spare (`--await-claim`) to its folder and session; see {@linkcode ClaimSessionRequest}. */
+  claim_session: { request: ClaimSessionRequest; response: ClaimSessionResponse };
   /** Interrupts the running turn; replies with the user lines still queued (and, with `cancel_queued`, those dropped). */
   interrupt: {
     request: { cancel_queued?: boolean };

@@ -50,6 +50,13 @@ import {
 import { TurnTracker } from "./_turn_tracker.ts";
 import type { ExitStatus, SessionEvent, SessionState } from "./events.ts";
 import { readSessionInfo, type SessionInfo } from "./session_info.ts";
+import {
+  claimFailure,
+  claimFields,
+  type ClaimOptions,
+  type ClaimResult,
+  readClaim,
+} from "./claim.ts";
 import type {
   ControlRequestOptions,
   DuplexSessionOptions,
@@ -288,6 +295,33 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    */
   get initialized(): Promise<SessionInfo | undefined> {
     return this.#initialized;
+  }
+
+  /**
+   * Binds a parked spare (a CLI started with `--await-claim`, the subprocess
+   * option `awaitClaim`) to its folder and conversation, before its first
+   * turn; `sessionId` and `info` then describe the claimed session. A model
+   * goes after the claim with `setModel` (as the official SDK does).
+   *
+   * @param claim The folder and the per-session options.
+   * @param options A signal and a timeout.
+   * @returns The claimed folder, session id and `initialize` payload.
+   * @throws {DuplexError} `claim_refused` with the CLI's reason in `errorCode` (the spare
+   *   stays parked: close it); `timeout`, `closed`, `process_exited`.
+   */
+  async claimSession(
+    claim: ClaimOptions,
+    options: ControlRequestOptions = {},
+  ): Promise<ClaimResult> {
+    const fields = claimFields(claim);
+    const result = readClaim(
+      await this.request("claim_session", fields, options).catch((error) => {
+        throw claimFailure(error);
+      }),
+    );
+    this.#sessionId = result.sessionId;
+    if (result.info) this.#info = result.info;
+    return result;
   }
 
   /** The permission requests waiting for a decision (deferred ones included), oldest first. */

@@ -34,6 +34,7 @@ const INVALID: ReadonlyArray<readonly [string, unknown, string]> = [
     resume: "r",
     resumeDropsTurn: "11111111-1111-4111-8111-111111111111",
   }, "resumeDropsTurn needs resumeSessionAt"],
+  ["awaitClaim with resume", { awaitClaim: true, resume: "r" }, "awaitClaim cannot be combined"],
   [
     "addDirs with additionalDirectories",
     { addDirs: ["/a"], additionalDirectories: ["/b"] },

@@ -126,6 +126,7 @@ const CASES: ReadonlyArray<readonly [string, CliOptions, readonly string[]]> = [
     "--session-id=11111111-1111-4111-8111-111111111111",
   ]],
   ["forkSession", { forkSession: true }, ["--fork-session"]],
+  ["awaitClaim", { awaitClaim: true }, ["--await-claim"]],
   ["persistSession false", { persistSession: false }, ["--no-session-persistence"]],
   ["persistSession true", { persistSession: true }, []],
   ["noSessionPersistence (deprecated)", { noSessionPersistence: true }, [

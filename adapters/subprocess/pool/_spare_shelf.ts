@@ -1,0 +1,177 @@
+/**
+ * The spares of a pool: keeps the wanted number of each kind started,
+ * replaces a hand-out or a dead one in the background, starts at most
+ * `concurrency` at once and none while a conversation is starting, and backs
+ * off after failures.
+ *
+ * @module
+ */
+
+import type { DuplexSession } from "../../../src/session/duplex_session.ts";
+import type { PoolEvent, SpareKind } from "./pool_events.ts";
+
+/** Backoff after consecutive failures of a kind: 500 ms doubling, at most 30 s. */
+const BACKOFF_MS = 500;
+const BACKOFF_MAX_MS = 30_000;
+
+/** One spare: starting (`session` unset) or ready. */
+export interface Spare {
+  readonly kind: SpareKind;
+  /** Resolves with the ready session; rejects when it could not start. */
+  readonly ready: Promise<DuplexSession>;
+  session: DuplexSession | undefined;
+}
+
+interface Slot extends Spare {
+  readonly controller: AbortController;
+}
+
+/** What the shelf needs from the pool. */
+export interface ShelfDeps {
+  /** Starts a spare of a kind, ready (initialised) when it resolves. */
+  open(kind: SpareKind, signal: AbortSignal): Promise<DuplexSession>;
+  /** True while a conversation is starting: spares wait. */
+  demandStarting(): boolean;
+  publish(event: PoolEvent): void;
+  /** Counts a spare that failed or died. */
+  failed(): void;
+}
+
+/** Keeps the spares of a pool. */
+export class SpareShelf {
+  readonly #want: Readonly<Record<SpareKind, number>>;
+  readonly #concurrency: number;
+  readonly #deps: ShelfDeps;
+  readonly #slots: Record<SpareKind, Set<Slot>> = { warm: new Set(), parked: new Set() };
+  readonly #failures: Record<SpareKind, number> = { warm: 0, parked: 0 };
+  readonly #retryAt: Record<SpareKind, number> = { warm: 0, parked: 0 };
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #all = new Set<Promise<unknown>>();
+  #starting = 0;
+  #closed = false;
+
+  /**
+   * @param want How many of each kind to keep.
+   * @param concurrency The most spares starting at once.
+   * @param deps What the shelf needs from the pool.
+   */
+  constructor(want: Record<SpareKind, number>, concurrency: number, deps: ShelfDeps) {
+    this.#want = want;
+    this.#concurrency = concurrency;
+    this.#deps = deps;
+  }
+
+  /** How many spares of a kind are held (starting or ready). */
+  count(kind: SpareKind): number {
+    return this.#slots[kind].size;
+  }
+
+  /**
+   * Takes a spare of a kind (a ready one first, else one still starting) and
+   * starts its replacement.
+   *
+   * @param kind The kind.
+   * @returns The spare, or `undefined` when none is held.
+   */
+  take(kind: SpareKind): Spare | undefined {
+    let chosen: Slot | undefined;
+    for (const slot of this.#slots[kind]) {
+      if (slot.session?.alive) {
+        chosen = slot;
+        break;
+      }
+      if (!slot.session) chosen ??= slot;
+    }
+    if (!chosen) return undefined;
+    this.#slots[kind].delete(chosen);
+    this.#failures[kind] = 0; // one that lived to be handed out ends a run of failures
+    this.fill();
+    return chosen;
+  }
+
+  /** Starts what is missing, as the concurrency bound and conversations starting allow. */
+  fill(): void {
+    if (this.#closed) return;
+    for (const kind of ["warm", "parked"] as const) {
+      while (this.#slots[kind].size < this.#want[kind] && this.#canStart(kind)) this.#start(kind);
+    }
+  }
+
+  #canStart(kind: SpareKind): boolean {
+    if (this.#starting >= this.#concurrency || this.#deps.demandStarting()) return false;
+    const wait = this.#retryAt[kind] - performance.now();
+    if (wait <= 0) return true;
+    if (this.#timers.size === 0) {
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        this.fill();
+      }, wait);
+      this.#timers.add(timer);
+    }
+    return false;
+  }
+
+  #start(kind: SpareKind): void {
+    const controller = new AbortController();
+    const began = performance.now();
+    this.#starting++;
+    const ready = this.#deps.open(kind, controller.signal);
+    const slot: Slot = { kind, ready, session: undefined, controller };
+    this.#slots[kind].add(slot);
+    const settled = ready.then(
+      (session) => {
+        slot.session = session;
+        this.#deps.publish({ type: "spare_ready", kind, ms: performance.now() - began });
+        void session.waitForExit().then((status) => {
+          // Died on the shelf (a hand-out is no longer in the set): replace it.
+          if (!this.#slots[kind].delete(slot) || this.#closed || status.state === "running") return;
+          this.#deps.failed();
+          this.#deps.publish({ type: "spare_died", kind, exit: status.exit });
+          this.#backOff(kind);
+          this.fill();
+        });
+      },
+      (error) => {
+        const held = this.#slots[kind].delete(slot);
+        if (this.#closed || !held && controller.signal.aborted) return;
+        this.#deps.failed();
+        const retryInMs = this.#backOff(kind);
+        this.#deps.publish({
+          type: "spare_failed",
+          kind,
+          error: error instanceof Error ? error : new Error(String(error)),
+          retryInMs,
+        });
+      },
+    ).finally(() => {
+      this.#starting--;
+      this.#all.delete(settled);
+      this.fill();
+    });
+    this.#all.add(settled);
+  }
+
+  #backOff(kind: SpareKind): number {
+    const failures = ++this.#failures[kind];
+    const ms = Math.min(BACKOFF_MAX_MS, BACKOFF_MS * 2 ** (failures - 1));
+    this.#retryAt[kind] = performance.now() + ms;
+    return ms;
+  }
+
+  /** Closes every spare held and stops replacing them. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    const slots = [...this.#slots.warm, ...this.#slots.parked];
+    this.#slots.warm.clear();
+    this.#slots.parked.clear();
+    for (const slot of slots) slot.controller.abort(new Error("The pool is closing"));
+    await Promise.all([
+      ...slots.map((slot) =>
+        slot.ready.then((session) => session.close(), () => {}).catch(() => {})
+      ),
+      ...this.#all,
+    ]);
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * What a {@linkcode SessionPool} reports: its events and its health snapshot.
+ *
+ * @module
+ */
+
+import type { TransportExit } from "../../../src/errors.ts";
+
+/** How a conversation got its process. */
+export type StartVia = "spare" | "parked" | "cold" | "resumed";
+
+/** The two kinds of spares. */
+export type SpareKind = "warm" | "parked";
+
+/** Why a conversation was hibernated. */
+export type HibernateReason = "idle" | "evicted";
+
+/** One thing that happened in a pool. */
+export type PoolEvent =
+  /** A conversation got a live process. */
+  | {
+    readonly type: "started";
+    readonly key: string;
+    readonly via: StartVia;
+    readonly sessionId: string | undefined;
+    /** From the start of the start to the CLI ready. */
+    readonly ms: number;
+  }
+  /** A conversation could not get a process (the acquire rejected with `error`). */
+  | { readonly type: "start_failed"; readonly key: string; readonly error: Error }
+  /** A parked spare refused its claim; the conversation starts cold instead. */
+  | {
+    readonly type: "claim_refused";
+    readonly key: string;
+    /** The CLI's reason token (`cwd_not_found`, …). */
+    readonly reason: string;
+    readonly message: string;
+  }
+  /** A conversation's process was closed; its session id is kept to resume it. */
+  | {
+    readonly type: "hibernated";
+    readonly key: string;
+    readonly sessionId: string | undefined;
+    readonly reason: HibernateReason;
+  }
+  /** A live conversation's process ended by itself; the next acquire resumes it. */
+  | {
+    readonly type: "crashed";
+    readonly key: string;
+    readonly sessionId: string | undefined;
+    readonly exit: TransportExit | undefined;
+  }
+  /** An acquire found no live slot and waits (`position` from 1). */
+  | { readonly type: "waiting"; readonly key: string; readonly position: number }
+  /** A spare is ready. */
+  | { readonly type: "spare_ready"; readonly kind: SpareKind; readonly ms: number }
+  /** A spare could not start; the next try is in `retryInMs`. */
+  | {
+    readonly type: "spare_failed";
+    readonly kind: SpareKind;
+    readonly error: Error;
+    readonly retryInMs: number;
+  }
+  /** A spare's process ended before it was handed out; it is replaced. */
+  | { readonly type: "spare_died"; readonly kind: SpareKind; readonly exit: TransportExit }
+  /** The pool closed. */
+  | { readonly type: "closed" }
+  /** A slow subscriber missed this many events. */
+  | { readonly type: "lagged"; readonly count: number };
+
+/** Acquire wait times, in milliseconds, over the last 1024 acquires. */
+export interface WaitTimes {
+  /** Acquires measured in all. */
+  readonly count: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
+/** A snapshot of a pool, for a health endpoint. */
+export interface PoolHealth {
+  /** Conversations with a live process (starting ones included). */
+  readonly live: number;
+  /** Of those, still starting. */
+  readonly starting: number;
+  /** Of those, with a turn running. */
+  readonly busy: number;
+  /** Processes being closed (hibernations in progress). */
+  readonly closing: number;
+  /** Spares for the known configuration (starting or ready). */
+  readonly spares: number;
+  /** Parked spares (starting or ready). */
+  readonly parked: number;
+  /** Conversations known without a process. */
+  readonly hibernated: number;
+  /** Acquires waiting for a slot. */
+  readonly waiting: number;
+  /** How conversations got their processes, counted since the pool started. */
+  readonly handouts: Readonly<Record<StartVia, number>>;
+  readonly hibernations: number;
+  /** Hibernations to make room (part of `hibernations`). */
+  readonly evictions: number;
+  readonly crashes: number;
+  /** Starts and resumes that failed. */
+  readonly failures: number;
+  readonly claimRefusals: number;
+  /** Spares that failed to start or died before a hand-out. */
+  readonly spareFailures: number;
+  /** Acquires refused with `pool_exhausted`. */
+  readonly exhausted: number;
+  readonly acquireWait: WaitTimes;
+}

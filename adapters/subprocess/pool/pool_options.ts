@@ -1,0 +1,240 @@
+/**
+ * The options of a {@linkcode SessionPool}, of one conversation and of
+ * `acquire`, and their checks.
+ *
+ * @module
+ */
+
+import { checkMs } from "../../../src/_deadline.ts";
+import type { DuplexSession } from "../../../src/session/duplex_session.ts";
+import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
+import type { PermissionDecision, PermissionRequest } from "../../../src/permissions/permission.ts";
+import type { AgentDefinition } from "../../../src/protocol/control_requests.ts";
+import type { PermissionMode } from "../../../src/protocol/control.ts";
+import type { TransportFactory } from "../../../src/transport/transport.ts";
+import type { SubprocessOptions } from "../subprocess_options.ts";
+import type { PoolEvent } from "./pool_events.ts";
+
+/** Session options shared by every conversation of a pool (the transport is the pool's). */
+export type PoolSessionOptions = Omit<
+  DuplexSessionOptions,
+  "transport" | "signal" | "onPermission"
+>;
+
+/** Which conversation a permission request belongs to. */
+export interface PoolPermissionContext {
+  /** The conversation key. */
+  readonly key: string;
+  /** Its live session (answer a deferred request with `session.respondToPermission`). */
+  readonly session: DuplexSession;
+}
+
+/** Decides on a permission request of any conversation of the pool. */
+export type PoolPermissionHandler = (
+  request: PermissionRequest,
+  context: PoolPermissionContext,
+) => PermissionDecision | Promise<PermissionDecision>;
+
+/**
+ * What a pool's shared configuration is made of. Everything here is fixed for
+ * the pool's life: spares are started with it before their conversation is
+ * known (the official SDK's `prewarm()` options play the same part).
+ */
+export interface SessionPoolOptions {
+  /**
+   * The CLI's options for every conversation: binary, environment, model,
+   * tools, settings… `cwd` is the folder of the spares for a known
+   * configuration and the default folder of a conversation.
+   */
+  readonly process?: SubprocessOptions;
+  /** Session options for every conversation: hooks, MCP servers, timeouts, … */
+  readonly session?: PoolSessionOptions;
+  /**
+   * Decides on permission requests, told which conversation asks.
+   *
+   * @default {denies every request, as a session without a handler}
+   */
+  readonly onPermission?: PoolPermissionHandler;
+  /**
+   * The most live conversation processes (spares not counted). At the
+   * limit, the least recently used idle conversation is hibernated to make
+   * room; when none is idle, `acquire` waits.
+   *
+   * @default {8}
+   */
+  readonly maxLive?: number;
+  /**
+   * The most `acquire` calls waiting for a live slot; beyond it `acquire`
+   * rejects at once with `pool_exhausted`.
+   *
+   * @default {1000}
+   */
+  readonly maxWaiting?: number;
+  /**
+   * Spares for the known configuration: CLIs started in `process.cwd`,
+   * initialised, waiting for a first user line. Handed to new
+   * conversations that ask for nothing the spare was not started with
+   * (`model` and `permissionMode` are set after the hand-out).
+   *
+   * @default {0}
+   */
+  readonly spares?: number;
+  /**
+   * Parked spares (`--await-claim`) for any folder: bound to a new
+   * conversation with `claim_session`. A refused claim falls back to a cold
+   * start, reported as a `claim_refused` event.
+   *
+   * @default {0}
+   */
+  readonly parkedSpares?: number;
+  /**
+   * The neutral folder parked spares wait in.
+   *
+   * @default {a private temporary folder, removed on close}
+   */
+  readonly parkDir?: string;
+  /**
+   * Hibernate a conversation idle (released by every holder) for this long:
+   * its process is closed, its session id kept, and the next `acquire`
+   * resumes it (`--resume`). `Infinity`: only to make room.
+   *
+   * @default {600000}
+   */
+  readonly idleMs?: number;
+  /**
+   * The most spares started at once (spawn to `initialize` answered), so
+   * prewarming never starves running turns; a conversation's own start
+   * never waits for it, and spares wait while conversations start.
+   *
+   * @default {1}
+   */
+  readonly prewarmConcurrency?: number;
+  /**
+   * How long `acquire` waits in all (for a slot, then the start).
+   *
+   * @default {60000}
+   */
+  readonly acquireTimeoutMs?: number;
+  /**
+   * How long a start or resume may take until the CLI answered `initialize`.
+   *
+   * @default {60000}
+   */
+  readonly startTimeoutMs?: number;
+  /** Called with every pool event (also available with `pool.subscribe()`). */
+  readonly onEvent?: (event: PoolEvent) => void;
+  /**
+   * Makes the transport factory of one process (for tests and custom
+   * spawners).
+   *
+   * @default {subprocess}
+   */
+  readonly launch?: (options: SubprocessOptions) => TransportFactory;
+}
+
+/**
+ * The per-conversation half (the official SDK's `ClaimOptions`), given at a
+ * conversation's first `acquire` and kept while the pool knows it (later
+ * acquires' values are ignored). A parked spare can take all of them; a
+ * spare for the known configuration only `model` and `permissionMode`.
+ */
+export interface ConversationOptions {
+  /** The conversation's folder. @default {`process.cwd` of the pool} */
+  readonly cwd?: string;
+  /** The model (applied with `set_model` after a hand-out, as `--model` on a cold start). */
+  readonly model?: string;
+  /** The permission mode. */
+  readonly permissionMode?: PermissionMode;
+  /** Extra directories, as `--add-dir`. */
+  readonly additionalDirectories?: readonly string[];
+  /** Appended to the system prompt. */
+  readonly appendSystemPrompt?: string;
+  /** The session's title. */
+  readonly title?: string;
+  /** Sub-agents, by name. */
+  readonly agents?: Readonly<Record<string, AgentDefinition>>;
+  /**
+   * A session id to resume when the pool knows nothing of the key (a host
+   * that restarted, a relay resuming a conversation by its id).
+   */
+  readonly resume?: string;
+}
+
+/** Options of `pool.acquire`. */
+export interface AcquireOptions extends ConversationOptions {
+  /** Stops waiting (the conversation is left as it was). */
+  readonly signal?: AbortSignal;
+  /** How long to wait in all. @default {the pool's `acquireTimeoutMs`} */
+  readonly timeoutMs?: number;
+}
+
+/** The checked options. */
+export interface PoolSettings {
+  readonly maxLive: number;
+  readonly maxWaiting: number;
+  readonly spares: number;
+  readonly parkedSpares: number;
+  readonly idleMs: number;
+  readonly prewarmConcurrency: number;
+  readonly acquireTimeoutMs: number;
+  readonly startTimeoutMs: number;
+}
+
+function count(value: unknown, what: string, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
+    throw new RangeError(`Cannot make the pool: ${what} must be an integer of at least ${min}`);
+  }
+  return value;
+}
+
+/**
+ * Checks the pool's options.
+ *
+ * @param options The options.
+ * @returns The settings.
+ * @throws {RangeError} For a count or duration out of range.
+ */
+export function checkPoolOptions(options: SessionPoolOptions): PoolSettings {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("Cannot make the pool: options must be an object");
+  }
+  if (options.process?.awaitClaim) {
+    throw new TypeError("Cannot make the pool: process.awaitClaim is the pool's to set");
+  }
+  return {
+    maxLive: count(options.maxLive, "maxLive", 8, 1),
+    maxWaiting: count(options.maxWaiting, "maxWaiting", 1000, 0),
+    spares: count(options.spares, "spares", 0, 0),
+    parkedSpares: count(options.parkedSpares, "parkedSpares", 0, 0),
+    prewarmConcurrency: count(options.prewarmConcurrency, "prewarmConcurrency", 1, 1),
+    idleMs: options.idleMs === undefined ? 600_000 : checkMs(options.idleMs, "idleMs"),
+    acquireTimeoutMs: options.acquireTimeoutMs === undefined
+      ? 60_000
+      : checkMs(options.acquireTimeoutMs, "acquireTimeoutMs"),
+    startTimeoutMs: options.startTimeoutMs === undefined
+      ? 60_000
+      : checkMs(options.startTimeoutMs, "startTimeoutMs"),
+  };
+}
+
+/**
+ * Tells whether a spare for the known configuration can serve a
+ * conversation: it asks for nothing but the pool's folder, a model and a
+ * permission mode.
+ *
+ * @param options The conversation's options.
+ * @param cwd The spares' folder.
+ */
+export function fitsWarmSpare(options: ConversationOptions, cwd: string | undefined): boolean {
+  return (options.cwd === undefined || options.cwd === cwd) &&
+    options.additionalDirectories === undefined && options.appendSystemPrompt === undefined &&
+    options.title === undefined && options.agents === undefined && options.resume === undefined;
+}
+
+/** The per-conversation fields of acquire options (signal and timeout dropped). */
+export function conversationOf(options: AcquireOptions): ConversationOptions | undefined {
+  const { signal: _signal, timeoutMs: _timeout, ...rest } = options;
+  for (const value of Object.values(rest)) if (value !== undefined) return rest;
+  return undefined;
+}

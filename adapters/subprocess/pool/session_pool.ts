@@ -1,0 +1,738 @@
+/**
+ * {@linkcode SessionPool}: many conversations over a few live `claude`
+ * processes, with spares for fast first turns, limits, and hibernation with
+ * transparent resume.
+ *
+ * @module
+ */
+
+import { abortable, checkMs, deadline } from "../../../src/_deadline.ts";
+import { DuplexError, excerptOf, isDuplexError } from "../../../src/errors.ts";
+import { DuplexSession } from "../../../src/session/duplex_session.ts";
+import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
+import type { PermissionRequest } from "../../../src/permissions/permission.ts";
+import { Broadcast } from "../../../src/subscriptions/_broadcast.ts";
+import type { Subscription, SubscriptionOptions } from "../../../src/subscriptions/subscription.ts";
+import { subprocess } from "../subprocess_transport.ts";
+import type { SubprocessOptions } from "../subprocess_options.ts";
+import type { PoolEvent, PoolHealth, SpareKind, StartVia } from "./pool_events.ts";
+import {
+  type AcquireOptions,
+  checkPoolOptions,
+  conversationOf,
+  type ConversationOptions,
+  fitsWarmSpare,
+  type PoolSettings,
+  type SessionPoolOptions,
+} from "./pool_options.ts";
+import { type Spare, SpareShelf } from "./_spare_shelf.ts";
+import { WaitRing } from "./_wait_times.ts";
+
+/** What the pool knows of one conversation; a hibernated one holds only this. */
+interface Conversation {
+  readonly key: string;
+  readonly options: ConversationOptions | undefined;
+  sessionId: string | undefined;
+  session: DuplexSession | undefined;
+  starting: Promise<DuplexSession> | undefined;
+  holds: number;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** Where a conversation is, as {@linkcode SessionPool.peek} tells. */
+export interface ConversationState {
+  /** `live`: a process serves it; `starting`; `hibernated`: known, no process. */
+  readonly state: "live" | "starting" | "hibernated";
+  /** The CLI's session id, once known. */
+  readonly sessionId: string | undefined;
+  /** How many holders have acquired it and not released it. */
+  readonly holds: number;
+  /** True while a turn runs or a permission request waits (never hibernated then). */
+  readonly busy: boolean;
+}
+
+/** A waiting acquire. */
+interface Waiter {
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Many conversations on one host over a few live `claude` processes.
+ *
+ * - `acquire(key)` resolves with the live {@linkcode DuplexSession} of a
+ *   conversation: its own if live, else a new process: a spare for the known
+ *   configuration, a parked spare claimed for the conversation's folder, or a
+ *   cold start; a hibernated conversation is resumed (`--resume`, same
+ *   session id, the model sees the history). `release(key)` ends the hold;
+ *   `withSession(key, fn)` does both around `fn`.
+ * - At `maxLive` processes, the least recently used idle conversation is
+ *   hibernated to make room; a conversation that is held, has a turn in
+ *   flight or a permission pending is never hibernated. Beyond `maxWaiting`
+ *   waiting acquires, `acquire` rejects with `pool_exhausted`.
+ * - A conversation released for `idleMs` is hibernated; a hibernated one
+ *   costs no process and a few hundred bytes of memory. A live
+ *   conversation whose process dies is resumed by the next `acquire`.
+ * - `health` and `subscribe()` report counts and events; `close()` closes
+ *   every process of every kind and rejects waiting acquires.
+ *
+ * Resume needs what the CLI needs: session persistence on (not
+ * `persistSession: false`), the same config folder (`CLAUDE_CONFIG_DIR` /
+ * `HOME`) and the same folder (`cwd`) as the conversation's first process.
+ * When the CLI cannot resume, `acquire` rejects with `resume_failed` (its
+ * stderr in the message and `exit`); `forget(key)` lets the key start over.
+ *
+ * @example Two conversations, one process at a time
+ * ```ts ignore
+ * import { SessionPool } from "@duplex/claude/subprocess";
+ *
+ * await using pool = new SessionPool({
+ *   process: { cwd: "/srv/project", model: "sonnet" },
+ *   maxLive: 1,
+ *   spares: 1,
+ * });
+ * const answer = await pool.withSession("alice", (s) => s.send("Hi, I am Alice."));
+ * await pool.withSession("bob", (s) => s.send("Hi, I am Bob.")); // hibernates alice
+ * await pool.withSession("alice", (s) => s.send("Who am I?")); // resumes alice
+ * ```
+ */
+export class SessionPool implements AsyncDisposable {
+  readonly #options: SessionPoolOptions;
+  readonly #settings: PoolSettings;
+  readonly #process: SubprocessOptions;
+  readonly #cwd: string | undefined;
+  readonly #launch: (options: SubprocessOptions) => ReturnType<typeof subprocess>;
+  readonly #conversations = new Map<string, Conversation>();
+  /** Conversations with a live process, least recently used first. */
+  readonly #live = new Map<string, Conversation>();
+  readonly #keys = new WeakMap<DuplexSession, string>();
+  /** Sessions the pool itself is closing (not crashes). */
+  readonly #hibernating = new WeakSet<DuplexSession>();
+  readonly #closingProcesses = new Set<Promise<unknown>>();
+  readonly #waiters: Waiter[] = [];
+  readonly #shelf: SpareShelf;
+  readonly #broadcast = new Broadcast<PoolEvent>((count) => ({ type: "lagged", count }));
+  readonly #waits = new WaitRing();
+  readonly #handouts: Record<StartVia, number> = { spare: 0, parked: 0, cold: 0, resumed: 0 };
+  readonly #counts = {
+    hibernations: 0,
+    evictions: 0,
+    crashes: 0,
+    failures: 0,
+    claimRefusals: 0,
+    spareFailures: 0,
+    exhausted: 0,
+  };
+  #starting = 0;
+  #parkDir: Promise<string> | undefined;
+  #ownParkDir = false;
+  #closed: Promise<void> | undefined;
+
+  /**
+   * Makes a pool and starts its spares in the background.
+   *
+   * @param options The shared configuration, limits and spares.
+   * @throws {RangeError} For a count or duration out of range.
+   * @throws {DuplexError} `invalid_argument` for a process option the CLI would refuse.
+   */
+  constructor(options: SessionPoolOptions = {}) {
+    this.#settings = checkPoolOptions(options);
+    this.#options = options;
+    this.#process = options.process ?? {};
+    const cwd = this.#process.cwd;
+    this.#cwd = cwd instanceof URL ? decodeURIComponent(cwd.pathname) : cwd;
+    this.#launch = options.launch ?? subprocess;
+    this.#launch(this.#process); // checks the options now, spawns nothing
+    this.#shelf = new SpareShelf(
+      { warm: this.#settings.spares, parked: this.#settings.parkedSpares },
+      this.#settings.prewarmConcurrency,
+      {
+        open: (kind, signal) => this.#openSpare(kind, signal),
+        demandStarting: () => this.#starting > 0,
+        publish: (event) => this.#publish(event),
+        failed: () => this.#counts.spareFailures++,
+      },
+    );
+    this.#shelf.fill();
+  }
+
+  /**
+   * Resolves with the live session of a conversation, starting or resuming
+   * its process as needed, and holds it (not hibernated) until `release`.
+   *
+   * @param key The conversation key (any non-empty string).
+   * @param options The conversation's options (used when the pool starts it
+   *   new), a signal and a timeout.
+   * @returns The conversation's live session.
+   * @throws {DuplexError} `pool_exhausted` when the waiting line is full;
+   *   `timeout`; `resume_failed`; `closed` once the pool is closed; what a
+   *   failed start rejected with (`cli_not_found`, `process_exited`, …).
+   *   Rejects with `signal.reason` when the signal aborts.
+   */
+  async acquire(key: string, options: AcquireOptions = {}): Promise<DuplexSession> {
+    if (typeof key !== "string" || key === "") {
+      throw new TypeError("Cannot acquire: the key must be a non-empty string");
+    }
+    options.signal?.throwIfAborted();
+    const timeoutMs = options.timeoutMs === undefined
+      ? this.#settings.acquireTimeoutMs
+      : checkMs(options.timeoutMs, "Cannot acquire: timeoutMs");
+    if (this.#closed) throw closedError();
+    const began = performance.now();
+    let conversation = this.#conversations.get(key);
+    if (!conversation) {
+      conversation = {
+        key,
+        options: conversationOf(options),
+        sessionId: undefined,
+        session: undefined,
+        starting: undefined,
+        holds: 0,
+        idleTimer: undefined,
+      };
+      this.#conversations.set(key, conversation);
+    }
+    conversation.holds++;
+    clearTimeout(conversation.idleTimer);
+    conversation.idleTimer = undefined;
+    using limit = deadline(timeoutMs, {
+      signal: options.signal,
+      reason: () =>
+        new DuplexError("timeout", `Cannot acquire "${key}": no session within ${timeoutMs} ms`),
+    });
+    try {
+      const session = await this.#reach(conversation, limit.signal);
+      this.#waits.add(performance.now() - began);
+      return session;
+    } catch (error) {
+      this.#release(conversation);
+      throw error;
+    }
+  }
+
+  /**
+   * Ends one hold of a conversation; once no holder is left it may be
+   * hibernated (after `idleMs`, or to make room). An unknown key, or one not
+   * held, is a no-op.
+   *
+   * @param key The conversation key.
+   */
+  release(key: string): void {
+    const conversation = this.#conversations.get(key);
+    if (conversation && conversation.holds > 0) this.#release(conversation);
+  }
+
+  /**
+   * Acquires a conversation, runs `fn` with its session, and releases it.
+   *
+   * @param key The conversation key.
+   * @param fn What to do with the session.
+   * @param options As for {@linkcode SessionPool.acquire}.
+   * @returns What `fn` returns.
+   */
+  async withSession<T>(
+    key: string,
+    fn: (session: DuplexSession) => T | Promise<T>,
+    options: AcquireOptions = {},
+  ): Promise<T> {
+    const session = await this.acquire(key, options);
+    try {
+      return await fn(session);
+    } finally {
+      this.release(key);
+    }
+  }
+
+  /**
+   * Tells where a conversation is, without acquiring it.
+   *
+   * @param key The conversation key.
+   * @returns Its state, or `undefined` when the pool does not know it.
+   */
+  peek(key: string): ConversationState | undefined {
+    const conversation = this.#conversations.get(key);
+    if (!conversation) return undefined;
+    const session = conversation.session;
+    return {
+      state: session ? "live" : conversation.starting ? "starting" : "hibernated",
+      sessionId: session?.sessionId ?? conversation.sessionId,
+      holds: conversation.holds,
+      busy: session !== undefined && !idle(session),
+    };
+  }
+
+  /**
+   * Forgets a conversation that nobody holds: closes its process if it has
+   * one, and drops what the pool knew (the next `acquire` starts it new; its
+   * transcript stays on disk).
+   *
+   * @param key The conversation key.
+   * @throws {DuplexError} `invalid_argument` while it is held or starting.
+   */
+  async forget(key: string): Promise<void> {
+    const conversation = this.#conversations.get(key);
+    if (!conversation) return;
+    if (conversation.holds > 0 || conversation.starting) {
+      throw new DuplexError("invalid_argument", `Cannot forget "${key}": it is held or starting`);
+    }
+    this.#conversations.delete(key);
+    clearTimeout(conversation.idleTimer);
+    if (conversation.session) await this.#hibernate(conversation, "idle", false);
+  }
+
+  /** Counts of every kind, hand-outs, failures and acquire wait times. */
+  get health(): PoolHealth {
+    let busy = 0;
+    for (const { session } of this.#live.values()) if (session && !idle(session)) busy++;
+    const known = this.#conversations.size;
+    let starting = 0;
+    for (const conversation of this.#conversations.values()) if (conversation.starting) starting++;
+    return {
+      live: this.#live.size + starting,
+      starting,
+      busy,
+      closing: this.#closingProcesses.size,
+      spares: this.#shelf.count("warm"),
+      parked: this.#shelf.count("parked"),
+      hibernated: known - this.#live.size - starting,
+      waiting: this.#waiters.length,
+      handouts: { ...this.#handouts },
+      ...this.#counts,
+      acquireWait: this.#waits.read(),
+    };
+  }
+
+  /**
+   * Subscribes to the pool's events (bounded, like a session's).
+   *
+   * @param options Capacity, overflow policy and a signal.
+   * @returns The events, from now on.
+   */
+  subscribe(options: SubscriptionOptions = {}): Subscription<PoolEvent> {
+    return this.#broadcast.subscribe(options);
+  }
+
+  /**
+   * Closes every process (conversations, spares, parked spares), rejects
+   * waiting and later acquires with `closed`, and removes the pool's own
+   * parking folder. Idempotent.
+   */
+  close(): Promise<void> {
+    return this.#closed ??= this.#shutDown();
+  }
+
+  /** Same as {@linkcode SessionPool.close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #reach(conversation: Conversation, signal: AbortSignal): Promise<DuplexSession> {
+    for (;;) {
+      if (this.#closed) throw closedError();
+      const session = conversation.session;
+      if (session?.alive) {
+        this.#live.delete(conversation.key);
+        this.#live.set(conversation.key, conversation);
+        return session;
+      }
+      if (session) {
+        // Ending by itself: its exit handler clears it, then this conversation resumes.
+        await abortable(session.waitForExit(), signal);
+        continue;
+      }
+      if (conversation.starting) {
+        await abortable(conversation.starting, signal);
+        continue;
+      }
+      if (this.#hasRoom()) {
+        const starting = this.#start(conversation);
+        conversation.starting = starting;
+        starting.catch(() => {}).finally(() => {
+          if (conversation.starting === starting) conversation.starting = undefined;
+        });
+        continue;
+      }
+      const freed = this.#evict();
+      if (freed) await abortable(freed, signal);
+      else await this.#wait(conversation.key, signal);
+    }
+  }
+
+  #hasRoom(): boolean {
+    return this.#live.size + this.#starting + this.#closingProcesses.size < this.#settings.maxLive;
+  }
+
+  /* Hibernates the least recently used idle conversation; `undefined` when none is. */
+  #evict(): Promise<unknown> | undefined {
+    for (const conversation of this.#live.values()) {
+      const session = conversation.session;
+      if (conversation.holds === 0 && session && idle(session)) {
+        return this.#hibernate(conversation, "evicted");
+      }
+    }
+    return undefined;
+  }
+
+  async #wait(key: string, signal: AbortSignal): Promise<void> {
+    if (this.#waiters.length >= this.#settings.maxWaiting) {
+      this.#counts.exhausted++;
+      throw new DuplexError(
+        "pool_exhausted",
+        `Cannot acquire "${key}": all ${this.#settings.maxLive} live slots are held or busy and ` +
+          `${this.#waiters.length} acquires already wait (maxWaiting); retry later`,
+      );
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<void>();
+    const waiter: Waiter = { resolve, reject };
+    this.#waiters.push(waiter);
+    this.#publish({ type: "waiting", key, position: this.#waiters.length });
+    try {
+      await abortable(promise, signal);
+    } finally {
+      const at = this.#waiters.indexOf(waiter);
+      if (at >= 0) this.#waiters.splice(at, 1);
+    }
+  }
+
+  /* Room may have been made: every waiter looks again, in arrival order. */
+  #wake(): void {
+    for (const waiter of this.#waiters.splice(0)) waiter.resolve();
+  }
+
+  #release(conversation: Conversation): void {
+    conversation.holds--;
+    if (conversation.holds > 0) return;
+    this.#armIdle(conversation);
+    this.#wake();
+  }
+
+  #armIdle(conversation: Conversation): void {
+    clearTimeout(conversation.idleTimer);
+    conversation.idleTimer = undefined;
+    if (!conversation.session || this.#settings.idleMs === Infinity || this.#closed) return;
+    conversation.idleTimer = setTimeout(() => {
+      conversation.idleTimer = undefined;
+      const session = conversation.session;
+      if (conversation.holds > 0 || !session) return;
+      if (idle(session)) void this.#hibernate(conversation, "idle");
+      else this.#armIdle(conversation); // a turn or a permission still runs: look again later
+    }, this.#settings.idleMs);
+  }
+
+  /* Closes a conversation's process, keeping its session id; resolves once it has gone. */
+  #hibernate(
+    conversation: Conversation,
+    reason: "idle" | "evicted",
+    report = true,
+  ): Promise<unknown> {
+    const session = conversation.session!;
+    clearTimeout(conversation.idleTimer);
+    conversation.idleTimer = undefined;
+    this.#hibernating.add(session);
+    conversation.sessionId = session.sessionId ?? conversation.sessionId;
+    conversation.session = undefined;
+    this.#live.delete(conversation.key);
+    const closing = session.close().catch(() => {}).finally(() => {
+      this.#closingProcesses.delete(closing);
+      this.#wake();
+    });
+    this.#closingProcesses.add(closing);
+    if (report) {
+      this.#counts.hibernations++;
+      if (reason === "evicted") this.#counts.evictions++;
+      this.#publish({
+        type: "hibernated",
+        key: conversation.key,
+        sessionId: conversation.sessionId,
+        reason,
+      });
+    }
+    return closing;
+  }
+
+  async #start(conversation: Conversation): Promise<DuplexSession> {
+    const began = performance.now();
+    this.#starting++;
+    try {
+      const { session, via } = await this.#open(conversation);
+      if (this.#closed) {
+        await session.close();
+        throw closedError();
+      }
+      this.#adopt(conversation, session);
+      this.#handouts[via]++;
+      this.#publish({
+        type: "started",
+        key: conversation.key,
+        via,
+        sessionId: session.sessionId ?? conversation.sessionId,
+        ms: performance.now() - began,
+      });
+      return session;
+    } catch (error) {
+      this.#counts.failures++;
+      this.#publish({
+        type: "start_failed",
+        key: conversation.key,
+        error: error instanceof Error ? error : new Error(String(error)),
+      });
+      throw error;
+    } finally {
+      this.#starting--;
+      this.#wake();
+      this.#shelf.fill();
+    }
+  }
+
+  async #open(conversation: Conversation): Promise<{ session: DuplexSession; via: StartVia }> {
+    const options = conversation.options ?? {};
+    const resume = conversation.sessionId ?? options.resume;
+    if (resume !== undefined) {
+      return { session: await this.#resume(conversation, resume), via: "resumed" };
+    }
+    if (fitsWarmSpare(options, this.#cwd)) {
+      const spare = this.#shelf.take("warm");
+      const session = spare && await this.#handOut(spare, options);
+      if (session) return { session, via: "spare" };
+    }
+    const parked = this.#shelf.take("parked");
+    const claimed = parked && await this.#claim(parked, conversation);
+    if (claimed) return { session: claimed, via: "parked" };
+    return { session: await this.#cold(options), via: "cold" };
+  }
+
+  /* A spare for the known configuration, with the conversation's model and mode; `undefined` if it failed. */
+  async #handOut(spare: Spare, options: ConversationOptions): Promise<DuplexSession | undefined> {
+    const session = await spare.ready.catch(() => undefined);
+    if (!session?.alive) return undefined;
+    try {
+      await this.#applyModel(session, options);
+      if (
+        options.permissionMode !== undefined &&
+        options.permissionMode !== this.#process.permissionMode
+      ) {
+        await session.setPermissionMode(options.permissionMode, this.#controlLimit());
+      }
+      return session;
+    } catch {
+      await session.close();
+      return undefined;
+    }
+  }
+
+  /* A parked spare bound to the conversation's folder; `undefined` when refused or failed. */
+  async #claim(spare: Spare, conversation: Conversation): Promise<DuplexSession | undefined> {
+    const session = await spare.ready.catch(() => undefined);
+    if (!session?.alive) return undefined;
+    const options = conversation.options ?? {};
+    const permissionMode = options.permissionMode ?? this.#process.permissionMode;
+    try {
+      await session.claimSession({
+        cwd: options.cwd ?? this.#cwd ?? Deno.cwd(),
+        ...(permissionMode === undefined ? {} : { permissionMode }),
+        ...(options.additionalDirectories === undefined
+          ? {}
+          : { additionalDirectories: options.additionalDirectories }),
+        ...(options.appendSystemPrompt === undefined
+          ? {}
+          : { appendSystemPrompt: options.appendSystemPrompt }),
+        ...(options.title === undefined ? {} : { title: options.title }),
+        ...(options.agents === undefined ? {} : { agents: options.agents }),
+      }, this.#controlLimit());
+      await this.#applyModel(session, options);
+      return session;
+    } catch (error) {
+      if (isDuplexError(error, "claim_refused")) {
+        this.#counts.claimRefusals++;
+        this.#publish({
+          type: "claim_refused",
+          key: conversation.key,
+          reason: error.errorCode ?? "refused",
+          message: error.message,
+        });
+      }
+      await session.close(); // a refused spare stays parked: it is let go
+      return undefined;
+    }
+  }
+
+  async #applyModel(session: DuplexSession, options: ConversationOptions): Promise<void> {
+    if (options.model !== undefined && options.model !== this.#process.model) {
+      await session.setModel(options.model, this.#controlLimit());
+    }
+  }
+
+  #controlLimit(): { timeoutMs: number } {
+    return { timeoutMs: this.#settings.startTimeoutMs };
+  }
+
+  async #cold(options: ConversationOptions, resume?: string): Promise<DuplexSession> {
+    const base = this.#process;
+    const process: SubprocessOptions = {
+      ...base,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.model === undefined ? {} : { model: options.model }),
+      ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
+      ...(options.additionalDirectories === undefined ? {} : {
+        additionalDirectories: [
+          ...(base.additionalDirectories ?? []),
+          ...options.additionalDirectories,
+        ],
+      }),
+      ...(options.title === undefined || resume !== undefined ? {} : { title: options.title }),
+      ...(resume === undefined ? {} : { resume }),
+    };
+    const shared = this.#options.session ?? {};
+    return await this.#startSession(process, {
+      ...(options.appendSystemPrompt === undefined
+        ? {}
+        : { appendSystemPrompt: options.appendSystemPrompt }),
+      ...(options.agents === undefined ? {} : { agents: { ...shared.agents, ...options.agents } }),
+    });
+  }
+
+  async #resume(conversation: Conversation, sessionId: string): Promise<DuplexSession> {
+    try {
+      return await this.#cold(conversation.options ?? {}, sessionId);
+    } catch (error) {
+      if (isDuplexError(error, "timeout") || isDuplexError(error, "closed")) throw error;
+      const exit = isDuplexError(error) ? error.exit : undefined;
+      const stderr = exit?.stderrTail.trim();
+      throw new DuplexError(
+        "resume_failed",
+        `Cannot resume "${conversation.key}" (session ${sessionId}): ` +
+          (error instanceof Error ? error.message : String(error)) +
+          (stderr ? `; the CLI said: ${excerptOf(stderr)}` : "") +
+          "; resume needs session persistence, the same config folder and the same cwd " +
+          "(forget the key to start it new)",
+        { cause: error, ...(exit ? { exit } : {}) },
+      );
+    }
+  }
+
+  async #openSpare(kind: SpareKind, signal: AbortSignal): Promise<DuplexSession> {
+    const process = kind === "warm"
+      ? this.#process
+      : { ...this.#process, cwd: await this.#parkFolder(), awaitClaim: true };
+    return await this.#startSession(process, {}, signal);
+  }
+
+  /* Starts a session and waits for its `initialize` answer (the CLI ready), bounded. */
+  async #startSession(
+    process: SubprocessOptions,
+    extra: Partial<DuplexSessionOptions>,
+    signal?: AbortSignal,
+  ): Promise<DuplexSession> {
+    const shared = this.#options.session ?? {};
+    const holder: { session?: DuplexSession } = {};
+    const handler = this.#options.onPermission;
+    const session = await DuplexSession.start({
+      ...shared,
+      ...extra,
+      initialize: typeof shared.initialize === "object" ? shared.initialize : true,
+      transport: this.#launch(process),
+      ...(handler
+        ? { onPermission: (request: PermissionRequest) => this.#decide(request, holder.session) }
+        : {}),
+    });
+    holder.session = session;
+    const { startTimeoutMs } = this.#settings;
+    try {
+      using limit = deadline(startTimeoutMs, {
+        signal,
+        reason: () =>
+          new DuplexError("timeout", `The CLI did not get ready within ${startTimeoutMs} ms`),
+      });
+      await abortable(session.initialized, limit.signal);
+      return session;
+    } catch (error) {
+      const status = await session.close();
+      const exit = status.state === "running" ? undefined : status.exit;
+      if (isDuplexError(error) && !error.exit && exit && !exit.requested) {
+        throw new DuplexError(error.kind, error.message, { cause: error, exit });
+      }
+      throw error;
+    }
+  }
+
+  #decide(request: PermissionRequest, session: DuplexSession | undefined) {
+    const key = session && this.#keys.get(session);
+    if (!session || key === undefined) {
+      return { behavior: "deny" as const, message: "No conversation holds this session" };
+    }
+    return this.#options.onPermission!(request, { key, session });
+  }
+
+  #adopt(conversation: Conversation, session: DuplexSession): void {
+    conversation.session = session;
+    conversation.sessionId = session.sessionId ?? conversation.sessionId;
+    this.#keys.set(session, conversation.key);
+    this.#live.set(conversation.key, conversation);
+    if (conversation.holds === 0) this.#armIdle(conversation);
+    void session.waitForExit().then((status) => {
+      if (conversation.session !== session) return; // hibernated, or replaced
+      conversation.session = undefined;
+      conversation.sessionId = session.sessionId ?? conversation.sessionId;
+      this.#live.delete(conversation.key);
+      clearTimeout(conversation.idleTimer);
+      conversation.idleTimer = undefined;
+      if (!this.#hibernating.has(session) && !this.#closed) {
+        this.#counts.crashes++;
+        this.#publish({
+          type: "crashed",
+          key: conversation.key,
+          sessionId: conversation.sessionId,
+          exit: status.state === "running" ? undefined : status.exit,
+        });
+      }
+      this.#wake();
+    });
+  }
+
+  #parkFolder(): Promise<string> {
+    const given = this.#options.parkDir;
+    if (given !== undefined) return Promise.resolve(given);
+    this.#ownParkDir = true;
+    return this.#parkDir ??= Deno.makeTempDir({ prefix: "duplex-park-" });
+  }
+
+  #publish(event: PoolEvent): void {
+    this.#broadcast.publish(event);
+    try {
+      this.#options.onEvent?.(event);
+    } catch {
+      // A throwing listener must not break the pool.
+    }
+  }
+
+  async #shutDown(): Promise<void> {
+    const error = closedError();
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(error);
+    const ending: Promise<unknown>[] = [this.#shelf.close(), ...this.#closingProcesses];
+    for (const conversation of this.#conversations.values()) {
+      clearTimeout(conversation.idleTimer);
+      conversation.idleTimer = undefined;
+      const { session, starting } = conversation;
+      if (session) {
+        this.#hibernating.add(session);
+        ending.push(session.close());
+      }
+      if (starting) ending.push(starting.then((s) => s.close(), () => {}));
+    }
+    await Promise.allSettled(ending);
+    if (this.#ownParkDir && this.#parkDir) {
+      await Deno.remove(await this.#parkDir, { recursive: true }).catch(() => {});
+    }
+    this.#publish({ type: "closed" });
+    this.#broadcast.close();
+  }
+}
+
+/** True when a session may be hibernated: no turn running, no permission waiting. */
+function idle(session: DuplexSession): boolean {
+  return !session.busy && session.pendingPermissions.length === 0;
+}
+
+function closedError(): DuplexError {
+  return new DuplexError("closed", "Cannot acquire: the pool is closed");
+}
