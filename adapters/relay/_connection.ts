@@ -51,6 +51,18 @@ export interface ConnectionHost {
    * an unknown session and another owner's look the same, in about the same time.
    */
   find(token: string, owner: string): RelaySession | undefined;
+  /**
+   * Starts a hibernated session again (`claude --resume`) if the credential's
+   * owner owns it; resolves with `undefined` for an unknown one or another
+   * owner's, alike.
+   *
+   * @throws {Refusal} `busy` at the relay's maximum, `spawn_failed`.
+   */
+  wake(
+    token: string,
+    credential: Credential,
+    trace: TraceContext | undefined,
+  ): Promise<RelaySession | undefined>;
   /** Called once when the connection has a session, or is done without one. */
   settled(connection: RelayConnection): void;
   /** Called once when the connection is done. */
@@ -300,7 +312,7 @@ export class RelayConnection implements Peer {
   #hello(message: Extract<ClientMessage, { t: "hello" }>): void {
     this.#trace.hello(message.trace, message.resume !== undefined);
     if (message.resume !== undefined) {
-      this.#resume(message.resume.session, message.resume.after);
+      this.#resume(message.resume.session, message.resume.after, message.trace);
       return;
     }
     this.#state = "starting";
@@ -322,22 +334,44 @@ export class RelayConnection implements Peer {
     );
   }
 
-  #resume(token: string, after: number): void {
+  #resume(token: string, after: number, trace: TraceContext | undefined): void {
     const credential = this.#credential!;
     // Another owner's session is answered exactly as an unknown one, before anything about
     // it (how much output it has) can show.
     const found = this.#host.find(token, credential.owner);
-    const session = credential.policy.allowResume ? found : undefined;
-    if (session === undefined) {
-      this.#refuse(
-        new Refusal(
-          "unknown_session",
-          "Cannot resume: the relay has no such session (it ended, its grace expired, or the " +
-            "relay restarted); start a new session",
-        ),
-      );
-      return;
-    }
+    if (!credential.policy.allowResume) return this.#unknownSession();
+    if (found !== undefined) return this.#resumeLive(found, after);
+    this.#state = "starting";
+    this.#host.wake(token, credential, trace).then(
+      (session) => {
+        if (this.#state === "closed" || this.#host.closing) {
+          if (session !== undefined) void session.forget();
+          return;
+        }
+        this.#state = "open";
+        if (session === undefined) this.#unknownSession();
+        else this.#resumeLive(session, after);
+      },
+      (error: unknown) => {
+        this.#state = "open";
+        this.#refuse(
+          error instanceof Refusal ? error : new Refusal("spawn_failed", messageOf(error)),
+        );
+      },
+    );
+  }
+
+  #unknownSession(): void {
+    this.#refuse(
+      new Refusal(
+        "unknown_session",
+        "Cannot resume: the relay has no such session (it ended, or the relay restarted); " +
+          "start a new session",
+      ),
+    );
+  }
+
+  #resumeLive(session: RelaySession, after: number): void {
     const check = session.canResume(after);
     if (check === "ahead") {
       this.#protocolError(`Cannot resume after output ${after}: the relay sent only up to it`);

@@ -70,6 +70,11 @@ export class OutputBuffer {
    * @param after The last sequence number the client has.
    * @returns False when an entry the client lacks was dropped.
    */
+  /** The highest sequence number no longer held (acknowledged or dropped). */
+  get removedThrough(): number {
+    return this.#removedThrough;
+  }
+
   canReplayAfter(after: number): boolean {
     return after >= this.#removedThrough;
   }

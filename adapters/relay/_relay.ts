@@ -18,6 +18,7 @@ import { type ConnectionHost, RelayConnection } from "./_connection.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 import { RelaySession } from "./_relay_session.ts";
+import { type Hibernated, HibernatedSessions } from "./_hibernation.ts";
 import { ConnectionTrace, SessionTrace } from "./_relay_telemetry.ts";
 import type { RelayServer } from "./relay_server.ts";
 
@@ -26,6 +27,9 @@ export type Launcher = (options: SubprocessOptions) => TransportFactory;
 
 /** How long `close()` waits for the sockets to finish their closing handshake. */
 const SOCKET_CLOSE_WAIT_MS = 2000;
+
+/** A CLI session id the relay can resume with `--resume` (a UUID, not a name). */
+const CLI_SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Compared with the owner when no session has the token, so both answers take as long. */
 const NOBODY = `nobody:${crypto.randomUUID()}`;
@@ -47,6 +51,7 @@ export class Relay implements RelayServer, ConnectionHost {
   #pending = 0;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
   readonly #sessions = new Map<string, RelaySession>();
+  readonly #hibernated: HibernatedSessions;
   readonly #retiring = new Set<Promise<void>>();
   readonly #starting = new Set<Promise<unknown>>();
   readonly #connections = new Set<RelayConnection>();
@@ -71,6 +76,7 @@ export class Relay implements RelayServer, ConnectionHost {
     this.maxFrameBytes = config.maxFrameBytes;
     this.maxPendingInputBytes = config.maxPendingInputBytes;
     this.#gate = new Gate(config);
+    this.#hibernated = new HibernatedSessions(config.maxHibernated);
     const { promise, resolve } = Promise.withResolvers<void>();
     this.closed = promise;
     this.#resolveClosed = resolve;
@@ -118,12 +124,31 @@ export class Relay implements RelayServer, ConnectionHost {
     this.#connections.delete(connection);
   }
 
+  /** How many disconnected sessions are hibernated. */
+  get hibernatedCount(): number {
+    return this.#hibernated.size;
+  }
+
   spawn(
     request: SpawnRequest | undefined,
     credential: Credential,
     trace: TraceContext | undefined,
   ): Promise<RelaySession> {
-    const starting = this.#spawn(request, credential, trace);
+    return this.#track(this.#spawn(request, credential, trace));
+  }
+
+  wake(
+    token: string,
+    credential: Credential,
+    trace: TraceContext | undefined,
+  ): Promise<RelaySession | undefined> {
+    const record = this.#hibernated.take(token, credential.owner, NOBODY);
+    return record === undefined
+      ? Promise.resolve(undefined)
+      : this.#track(this.#wake(record, credential, trace));
+  }
+
+  #track<T>(starting: Promise<T>): Promise<T> {
     this.#starting.add(starting);
     const forget = () => this.#starting.delete(starting);
     starting.then(forget, forget);
@@ -136,15 +161,63 @@ export class Relay implements RelayServer, ConnectionHost {
     remote: TraceContext | undefined,
   ): Promise<RelaySession> {
     const config = this.#config;
-    if (this.#sessions.size + this.#starting.size >= config.maxSessions) {
+    this.#assertRoom();
+    const { policy } = credential;
+    let options = await spawnOptions(request, policy, config.cli, config.workspace);
+    let cliSessionId: string | undefined;
+    if (this.#hibernated.enabled && policy.allowResume && hibernatable(options)) {
+      // The relay names the CLI's session, so that it can resume it after a hibernation.
+      cliSessionId = options.resume ?? crypto.randomUUID();
+      if (!CLI_SESSION_ID.test(cliSessionId)) cliSessionId = undefined;
+      else if (options.resume === undefined) options = { ...options, sessionId: cliSessionId };
+    }
+    return await this.#open(options, credential, remote, cliSessionId, undefined);
+  }
+
+  async #wake(
+    record: Hibernated,
+    credential: Credential,
+    remote: TraceContext | undefined,
+  ): Promise<RelaySession> {
+    try {
+      this.#assertRoom();
+      await record.gone; // the old process has ended (the close ladder bounds it)
+      const { sessionId: _named, ...options } = record.options;
+      const session = await this.#open(
+        { ...options, resume: record.cliSessionId },
+        credential,
+        remote,
+        record.cliSessionId,
+        record,
+      );
+      this.#telemetry.count("claude.relay.wakes");
+      return session;
+    } catch (error) {
+      if (!this.closing) this.#hibernated.restore(record);
+      throw error;
+    }
+  }
+
+  /* Refuses a start beyond maxSessions (called before this start is among those starting). */
+  #assertRoom(): void {
+    const { maxSessions } = this.#config;
+    if (this.#sessions.size + this.#starting.size >= maxSessions) {
       throw new Refusal(
         "busy",
-        `Cannot start a session: the relay runs its maximum of ${config.maxSessions}; ` +
-          `try again later`,
+        `Cannot start a session: the relay runs its maximum of ${maxSessions}; try again later`,
       );
     }
+  }
+
+  async #open(
+    options: SubprocessOptions,
+    credential: Credential,
+    remote: TraceContext | undefined,
+    cliSessionId: string | undefined,
+    restore: Hibernated | undefined,
+  ): Promise<RelaySession> {
+    const config = this.#config;
     const { policy } = credential;
-    const options = await spawnOptions(request, policy, config.cli, config.workspace);
     const { model, permissionMode } = options;
     const owner = credential.owner;
     const trace = new SessionTrace(this.#telemetry, { model, permissionMode, owner }, remote);
@@ -170,6 +243,18 @@ export class Relay implements RelayServer, ConnectionHost {
       graceMs: config.graceMs,
       bufferBytes: config.bufferBytes,
       resumable: policy.allowResume,
+      ...(restore ? { restore } : {}),
+      ...(cliSessionId === undefined ? {} : {
+        hibernation: {
+          cliSessionId,
+          options,
+          keep: (record: Hibernated) => {
+            if (this.closing) return;
+            this.#hibernated.add(record);
+            this.#telemetry.count("claude.relay.hibernations");
+          },
+        },
+      }),
       onForget: (forgotten, done) => {
         this.#sessions.delete(forgotten.id);
         this.#telemetry.count("claude.relay.sessions", -1);
@@ -188,7 +273,11 @@ export class Relay implements RelayServer, ConnectionHost {
       if (request.method !== "GET" && request.method !== "HEAD") {
         return new Response("Method not allowed\n", { status: 405, headers: { allow: "GET" } });
       }
-      return Response.json({ ok: !this.closing, sessions: this.#sessions.size });
+      return Response.json({
+        ok: !this.closing,
+        sessions: this.#sessions.size,
+        hibernated: this.#hibernated.size,
+      });
     }
     if (url.pathname !== "/v1") return new Response("Not found\n", { status: 404 });
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
@@ -241,6 +330,7 @@ export class Relay implements RelayServer, ConnectionHost {
         connection.end(CLOSE.goingAway, "The relay is shutting down");
       }
       await Promise.allSettled([...this.#starting]);
+      this.#hibernated.clear();
       for (const session of [...this.#sessions.values()]) void session.forget();
       await Promise.allSettled([...this.#retiring]);
       await bounded(Promise.allSettled([...this.#sockets]), SOCKET_CLOSE_WAIT_MS);
@@ -249,6 +339,12 @@ export class Relay implements RelayServer, ConnectionHost {
       this.#resolveClosed();
     }
   }
+}
+
+/* Whether a session with these options can be resumed in a new process later. */
+function hibernatable(options: SubprocessOptions): boolean {
+  return options.persistSession !== false && options.noSessionPersistence !== true &&
+    options.continue !== true && options.forkSession !== true && options.sessionId === undefined;
 }
 
 async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {

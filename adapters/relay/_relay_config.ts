@@ -29,6 +29,7 @@ export interface Config {
   readonly graceMs: number;
   readonly bufferBytes: number;
   readonly maxSessions: number;
+  readonly maxHibernated: number;
   readonly heartbeatMs: number;
   readonly helloTimeoutMs: number;
   readonly maxFrameBytes: number;
@@ -103,6 +104,9 @@ export function checkOptions(options: RelayOptions): Config {
     graceMs: milliseconds("graceMs", options.graceMs, defaults.DEFAULT_GRACE_MS, 0),
     bufferBytes: count("bufferBytes", options.bufferBytes, defaults.DEFAULT_BUFFER_BYTES),
     maxSessions: count("maxSessions", options.maxSessions, defaults.DEFAULT_MAX_SESSIONS),
+    maxHibernated: options.maxHibernated === 0
+      ? 0
+      : count("maxHibernated", options.maxHibernated, defaults.DEFAULT_MAX_HIBERNATED),
     heartbeatMs: milliseconds("heartbeatMs", options.heartbeatMs, defaults.DEFAULT_HEARTBEAT_MS, 1),
     helloTimeoutMs: milliseconds(
       "helloTimeoutMs",

@@ -9,6 +9,8 @@ import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { utf8Length } from "../../src/_utf8.ts";
 import { base64url, CLOSE, encodeOutput, type RelayMessage } from "../../src/remote/wire.ts";
 import type { Transport } from "../../src/transport/transport.ts";
+import type { SubprocessOptions } from "../subprocess/mod.ts";
+import { type Hibernated, keptTail } from "./_hibernation.ts";
 import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
 import type { SessionTrace } from "./_relay_telemetry.ts";
 
@@ -40,6 +42,18 @@ export interface SessionSettings {
   readonly bufferBytes: number;
   /** Called once when the session is forgotten, with the promise of its end. */
   readonly onForget: (session: RelaySession, done: Promise<void>) => void;
+  /**
+   * Hibernation, when the relay does it for this session: the CLI's session
+   * id, the options its process runs with, and what takes the record when
+   * the grace ends with the process still running.
+   */
+  readonly hibernation?: {
+    readonly cliSessionId: string;
+    readonly options: SubprocessOptions;
+    readonly keep: (record: Hibernated) => void;
+  };
+  /** A hibernated session this one continues (its token, sequence numbers and kept output). */
+  readonly restore?: Hibernated;
 }
 
 /**
@@ -53,7 +67,7 @@ const encoder = new TextEncoder();
 /** One `claude` process shared by the connections that attach to it in turn. */
 export class RelaySession {
   /** The unguessable session token (32 random bytes, base64url). */
-  readonly id: string = randomToken();
+  readonly id: string;
   readonly #transport: Transport;
   readonly #settings: SessionSettings;
   readonly #buffer: OutputBuffer;
@@ -83,6 +97,15 @@ export class RelaySession {
     this.#transport = transport;
     this.#settings = settings;
     this.#buffer = new OutputBuffer(settings.bufferBytes);
+    const restore = settings.restore;
+    this.id = restore?.id ?? randomToken();
+    if (restore) {
+      // Continues the hibernated session's numbering: the client resumes as from a drop.
+      this.#outSeq = restore.outSeq;
+      this.#received = this.#applied = restore.applied;
+      this.#buffer.ack(restore.keptAfter);
+      for (const entry of restore.tail) this.#buffer.push(entry);
+    }
     this.#run = this.#pump();
   }
 
@@ -349,9 +372,33 @@ export class RelaySession {
     timer.signal.addEventListener("abort", () => {
       this.#timer = undefined;
       const peer = this.#peer;
+      if (peer === undefined && this.#hibernate()) return;
       void this.forget();
       peer?.end(CLOSE.normal, "Session ended");
     }, { once: true });
+  }
+
+  /* The grace of a detached, running session ended: keep what a resume needs, close the CLI. */
+  #hibernate(): boolean {
+    const hibernation = this.#settings.hibernation;
+    if (!hibernation || this.#exitSeq !== undefined || this.#closeRequested) return false;
+    const removed = this.#buffer.removedThrough;
+    const tail = keptTail(this.#buffer.entriesAfter(removed));
+    const outSeq = this.#outSeq;
+    const applied = this.#applied;
+    const gone = this.forget();
+    hibernation.keep({
+      id: this.id,
+      owner: this.#settings.owner,
+      cliSessionId: hibernation.cliSessionId,
+      options: hibernation.options,
+      outSeq,
+      keptAfter: tail ? removed : outSeq,
+      applied,
+      tail: tail ?? [],
+      gone,
+    });
+    return true;
   }
 
   #clearTimer(): void {

@@ -14,6 +14,8 @@ export const DEFAULT_GRACE_MS = 30_000;
 export const DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024;
 /** Default of {@linkcode RelayOptions.maxSessions}. */
 export const DEFAULT_MAX_SESSIONS = 16;
+/** Default of {@linkcode RelayOptions.maxHibernated}. */
+export const DEFAULT_MAX_HIBERNATED = 1000;
 /** Default of {@linkcode RelayOptions.heartbeatMs}. */
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 /** Default of {@linkcode RelayOptions.helloTimeoutMs}. */
@@ -88,6 +90,21 @@ export interface RelayOptions {
   /** The most sessions at once (disconnected ones in their grace included). Default: 16. */
   readonly maxSessions?: number;
   /**
+   * The most disconnected conversations kept hibernated once their grace
+   * ended: their process is closed, and what a resume needs is kept (the
+   * owner, the CLI's session id, the sequence numbers and up to 64 KiB of
+   * output the client had not acknowledged). The same client (same
+   * credential, same session token) resumes one later as it resumes any
+   * session; the relay then starts `claude --resume` with the session's
+   * options, and the model sees the conversation. Beyond the bound the
+   * oldest is dropped. A turn still running when the grace ends is ended
+   * with the process. Needs session persistence (not
+   * `cli.persistSession: false`) and a session the relay started itself or
+   * one resumed by a session id (not a name); others end as before. `0`
+   * turns hibernation off. Default: 1000.
+   */
+  readonly maxHibernated?: number;
+  /**
    * How often the relay pings each connection, in ms; a connection that
    * sends nothing for twice as long is dropped (its session waits for a
    * resume); 1 to 2^31-1, or `Infinity` for no heartbeat. Default: 15 000.
@@ -132,7 +149,8 @@ export interface RelayOptions {
    * context when its hello carries one; the CLI gets the session span's
    * context. Metrics: `claude.relay.connections`, `claude.relay.sessions`
    * (live now), `claude.relay.resumes`, `claude.relay.refusals` (by kind),
-   * `claude.relay.flow_stalls`, `claude.relay.stall.duration` (seconds).
+   * `claude.relay.flow_stalls`, `claude.relay.stall.duration` (seconds),
+   * `claude.relay.hibernations`, `claude.relay.wakes`.
    * Give `api` for the spans to join the client's trace (a bare tracer
    * cannot take a parent from another process). Without telemetry, the CLI
    * still gets the client's trace context. Default: none (and then it costs

@@ -21,6 +21,8 @@ export interface RelayServer {
   readonly port: number;
   /** The sessions it holds now (connected or in their grace). */
   readonly sessionCount: number;
+  /** The disconnected sessions it keeps hibernated (no process; resumable, see `maxHibernated`). */
+  readonly hibernatedCount: number;
   /** Resolves once the relay has closed. */
   readonly closed: Promise<void>;
   /**

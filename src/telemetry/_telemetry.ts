@@ -114,7 +114,9 @@ export type CounterName =
   | "claude.relay.sessions"
   | "claude.relay.resumes"
   | "claude.relay.refusals"
-  | "claude.relay.flow_stalls";
+  | "claude.relay.flow_stalls"
+  | "claude.relay.hibernations"
+  | "claude.relay.wakes";
 export type HistogramName =
   | "gen_ai.client.operation.duration"
   | "gen_ai.client.token.usage"

@@ -16,10 +16,10 @@ Deno.test("relay HTTP and authentication", async (t) => {
     assert.ok(relay.port > 0);
   });
 
-  await t.step("GET /health → 200 { ok, sessions }; other paths → 404", async () => {
+  await t.step("GET /health → 200 { ok, sessions, hibernated }; other paths → 404", async () => {
     const health = await fetch(`${http}/health`);
     assert.equal(health.status, 200);
-    assert.deepEqual(await health.json(), { ok: true, sessions: 0 });
+    assert.deepEqual(await health.json(), { ok: true, sessions: 0, hibernated: 0 });
     const missing = await fetch(`${http}/nope`);
     assert.equal(missing.status, 404);
     await missing.body?.cancel();
@@ -56,7 +56,7 @@ Deno.test("relay HTTP and authentication", async (t) => {
     await using _ = client;
     assert.equal(typeof ready.session, "string");
     const health = await fetch(`${http}/health`);
-    assert.deepEqual(await health.json(), { ok: true, sessions: 1 });
+    assert.deepEqual(await health.json(), { ok: true, sessions: 1, hibernated: 0 });
   });
 
   await t.step("an Authorization header is accepted too", async () => {

@@ -137,19 +137,22 @@ Deno.test("relay resume", async (t) => {
     assert.deepEqual(again.outputSeqs(), []);
   });
 
-  await t.step("grace expiry reaps the process and forgets the session", async () => {
-    await using env = await startRelay({ graceMs: 200 });
-    const { client, ready } = await openSession(env.relay.url);
-    const pid = ready.pid as number;
-    await client.close();
-    await delay(50);
-    assert.equal(isGone(pid), false, "kept during the grace");
-    assert.ok(await waitGone(pid, 5000), "reaped after the grace");
-    assert.equal(env.relay.sessionCount, 0);
-    const again = await resume(env.relay.url, ready.session, 0);
-    await using _ = again;
-    assert.equal((await again.next("error")).kind, "unknown_session");
-  });
+  await t.step(
+    "without hibernation, grace expiry reaps the process and forgets the session",
+    async () => {
+      await using env = await startRelay({ graceMs: 200, maxHibernated: 0 });
+      const { client, ready } = await openSession(env.relay.url);
+      const pid = ready.pid as number;
+      await client.close();
+      await delay(50);
+      assert.equal(isGone(pid), false, "kept during the grace");
+      assert.ok(await waitGone(pid, 5000), "reaped after the grace");
+      assert.equal(env.relay.sessionCount, 0);
+      const again = await resume(env.relay.url, ready.session, 0);
+      await using _ = again;
+      assert.equal((await again.next("error")).kind, "unknown_session");
+    },
+  );
 
   await t.step("a resume that claims output never sent is a protocol error", async () => {
     await using env = await startRelay();
