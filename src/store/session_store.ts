@@ -1,0 +1,89 @@
+// This module is browser compatible.
+/**
+ * The `SessionStore` contract: where transcripts live beyond one host. It is
+ * the official SDK's (`@anthropic-ai/claude-agent-sdk` 0.3.332, `sdk.d.ts`
+ * `SessionStore`, `SessionKey`, `SessionStoreEntry`), so a store written for
+ * the official SDK works here unchanged, and ours work there.
+ *
+ * @module
+ */
+
+/**
+ * Identifies a session transcript, or a subagent transcript of it, in a store.
+ */
+export interface SessionKey {
+  /**
+   * The caller's scope. By default the project folder name the CLI derives
+   * from the working directory (`projectKeyOf(cwd)`); multi-tenant
+   * deployments set a tenant id or project name.
+   */
+  readonly projectKey: string;
+  /** The CLI's session id. */
+  readonly sessionId: string;
+  /**
+   * Absent for the main transcript; for a subagent's, the path under the
+   * session's folder, like `subagents/agent-<id>`. Never the empty string.
+   * Opaque to a store: a storage key suffix.
+   */
+  readonly subpath?: string;
+}
+
+/**
+ * One JSON line of a transcript, as a store sees it: a `type`, most often a
+ * `uuid` (the idempotency key) and an ISO `timestamp`, and the rest opaque.
+ * Stores pass entries through; a `JSON.stringify` / `JSON.parse` round trip
+ * is the only invariant (key order may change).
+ */
+export interface SessionStoreEntry {
+  readonly type: string;
+  readonly uuid?: string;
+  readonly timestamp?: string;
+  readonly [key: string]: unknown;
+}
+
+/** A session of a project, as `listSessions` returns it. */
+export interface StoredSessionRef {
+  readonly sessionId: string;
+  /** The last append, integer Unix epoch milliseconds (stamped by the store). */
+  readonly mtime: number;
+}
+
+/**
+ * Where transcripts are mirrored to, and resumed from. The CLI's local
+ * transcript stays the source of truth: a store receives a copy after each
+ * local write.
+ *
+ * The rules (the official SDK's):
+ * - `append` keeps entries in call order within one process; across
+ *   processes, in commit order. An entry with a `uuid` is stored once
+ *   (retries and imports replay entries); one without is always appended.
+ * - `load` returns every entry of a key, deep-equal to what was appended,
+ *   or `null` for a key never written.
+ * - `listSessions` (optional) lists a project's main transcripts with their
+ *   modification times (any order).
+ * - `delete` (optional) removes a key, and for a main transcript its
+ *   subkeys; without it, deletion is a no-op (append-only stores).
+ * - `listSubkeys` (optional) lists the subpaths under a session.
+ */
+export interface SessionStore {
+  /**
+   * Mirrors a batch of entries, after the CLI's local write succeeded.
+   *
+   * @param key The transcript.
+   * @param entries The lines, in order.
+   */
+  append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void>;
+  /**
+   * Loads a whole transcript, for a resume.
+   *
+   * @param key The transcript.
+   * @returns Its entries, or `null` when it was never written.
+   */
+  load(key: SessionKey): Promise<SessionStoreEntry[] | null>;
+  /** Lists a project's sessions with their modification times. */
+  listSessions?(projectKey: string): Promise<StoredSessionRef[]>;
+  /** Deletes a transcript (a main one with its subkeys). */
+  delete?(key: SessionKey): Promise<void>;
+  /** Lists the subpaths (subagent transcripts) under a session. */
+  listSubkeys?(key: { readonly projectKey: string; readonly sessionId: string }): Promise<string[]>;
+}
