@@ -51,10 +51,10 @@ export interface ConversationState {
   readonly busy: boolean;
 }
 
-/** A waiting acquire. */
+/** An acquire in the line for a live slot; `wake` makes it look again. */
 interface Waiter {
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
+  readonly key: string;
+  wake: (() => void) | undefined;
 }
 
 /**
@@ -206,6 +206,13 @@ export class SessionPool implements AsyncDisposable {
       return session;
     } catch (error) {
       this.#release(conversation);
+      // A key that never had a process is not kept (it is not a hibernated conversation).
+      if (
+        conversation.holds === 0 && !conversation.session && !conversation.starting &&
+        conversation.sessionId === undefined && this.#conversations.get(key) === conversation
+      ) {
+        this.#conversations.delete(key);
+      }
       throw error;
     }
   }
@@ -284,9 +291,14 @@ export class SessionPool implements AsyncDisposable {
   get health(): PoolHealth {
     let busy = 0;
     for (const { session } of this.#live.values()) if (session && !idle(session)) busy++;
-    const known = this.#conversations.size;
     let starting = 0;
-    for (const conversation of this.#conversations.values()) if (conversation.starting) starting++;
+    let hibernated = 0;
+    for (const conversation of this.#conversations.values()) {
+      if (conversation.session) continue;
+      if (conversation.starting) starting++;
+      // Waiting for its first process is not hibernated: only one that can be resumed is.
+      else if (conversation.sessionId ?? conversation.options?.resume) hibernated++;
+    }
     return {
       live: this.#live.size + starting,
       starting,
@@ -294,7 +306,7 @@ export class SessionPool implements AsyncDisposable {
       closing: this.#closingProcesses.size,
       spares: this.#shelf.count("warm"),
       parked: this.#shelf.count("parked"),
-      hibernated: known - this.#live.size - starting,
+      hibernated,
       waiting: this.#waiters.length,
       handouts: { ...this.#handouts },
       ...this.#counts,
@@ -326,40 +338,60 @@ export class SessionPool implements AsyncDisposable {
     await this.close();
   }
 
+  /*
+   * Acquires that need a live slot take it in arrival order: one that must wait
+   * joins the line (`#waiters`) and only the first in the line may start, so a
+   * newcomer, or an acquire that made room by an eviction, never overtakes it.
+   */
   async #reach(conversation: Conversation, signal: AbortSignal): Promise<DuplexSession> {
-    for (;;) {
-      if (this.#closed) throw closedError();
-      const session = conversation.session;
-      if (session?.alive) {
-        this.#live.delete(conversation.key);
-        this.#live.set(conversation.key, conversation);
-        return session;
+    const place: Waiter = { key: conversation.key, wake: undefined };
+    try {
+      for (;;) {
+        if (this.#closed) throw closedError();
+        const session = conversation.session;
+        if (session || conversation.starting) this.#leave(place); // no slot needed
+        if (session?.alive) {
+          this.#live.delete(conversation.key);
+          this.#live.set(conversation.key, conversation);
+          return session;
+        }
+        if (session) {
+          // Ending by itself: its exit handler clears it, then this conversation resumes.
+          await abortable(session.waitForExit(), signal);
+          continue;
+        }
+        if (conversation.starting) {
+          await abortable(conversation.starting, signal);
+          continue;
+        }
+        const at = this.#waiters.indexOf(place);
+        const position = at < 0 ? this.#waiters.length + 1 : at + 1;
+        if (position === 1 && this.#hasRoom()) {
+          this.#leave(place);
+          const starting = this.#start(conversation);
+          conversation.starting = starting;
+          starting.catch(() => {}).finally(() => {
+            if (conversation.starting === starting) conversation.starting = undefined;
+          });
+          continue;
+        }
+        // Make room for everyone up to this place (closing processes free theirs soon).
+        const evicted = position > this.#unoccupied() && this.#evict() !== undefined;
+        if (at < 0) this.#join(place, !evicted);
+        await this.#wait(place, signal);
       }
-      if (session) {
-        // Ending by itself: its exit handler clears it, then this conversation resumes.
-        await abortable(session.waitForExit(), signal);
-        continue;
-      }
-      if (conversation.starting) {
-        await abortable(conversation.starting, signal);
-        continue;
-      }
-      if (this.#hasRoom()) {
-        const starting = this.#start(conversation);
-        conversation.starting = starting;
-        starting.catch(() => {}).finally(() => {
-          if (conversation.starting === starting) conversation.starting = undefined;
-        });
-        continue;
-      }
-      const freed = this.#evict();
-      if (freed) await abortable(freed, signal);
-      else await this.#wait(conversation.key, signal);
+    } finally {
+      this.#leave(place);
     }
   }
 
   #hasRoom(): boolean {
     return this.#live.size + this.#starting + this.#closingProcesses.size < this.#settings.maxLive;
+  }
+
+  /* Slots neither live nor starting: free now, or once their process has closed. */
+  #unoccupied(): number {
+    return this.#settings.maxLive - this.#live.size - this.#starting;
   }
 
   /* Hibernates the least recently used idle conversation; `undefined` when none is. */
@@ -373,30 +405,39 @@ export class SessionPool implements AsyncDisposable {
     return undefined;
   }
 
-  async #wait(key: string, signal: AbortSignal): Promise<void> {
-    if (this.#waiters.length >= this.#settings.maxWaiting) {
+  /* Joins the line; `bounded`: refused beyond maxWaiting (an acquire that evicted waits anyway). */
+  #join(place: Waiter, bounded: boolean): void {
+    if (bounded && this.#waiters.length >= this.#settings.maxWaiting) {
       this.#counts.exhausted++;
       throw new DuplexError(
         "pool_exhausted",
-        `Cannot acquire "${key}": all ${this.#settings.maxLive} live slots are held or busy and ` +
-          `${this.#waiters.length} acquires already wait (maxWaiting); retry later`,
+        `Cannot acquire "${place.key}": all ${this.#settings.maxLive} live slots are held or ` +
+          `busy and ${this.#waiters.length} acquires already wait (maxWaiting); retry later`,
       );
     }
-    const { promise, resolve, reject } = Promise.withResolvers<void>();
-    const waiter: Waiter = { resolve, reject };
-    this.#waiters.push(waiter);
-    this.#publish({ type: "waiting", key, position: this.#waiters.length });
-    try {
-      await abortable(promise, signal);
-    } finally {
-      const at = this.#waiters.indexOf(waiter);
-      if (at >= 0) this.#waiters.splice(at, 1);
-    }
+    this.#waiters.push(place);
+    this.#publish({ type: "waiting", key: place.key, position: this.#waiters.length });
+  }
+
+  #leave(place: Waiter): void {
+    const at = this.#waiters.indexOf(place);
+    if (at < 0) return;
+    this.#waiters.splice(at, 1);
+    if (at === 0) this.#wake(); // the next one may be able to start now
+  }
+
+  async #wait(place: Waiter, signal: AbortSignal): Promise<void> {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    place.wake = resolve;
+    await abortable(promise, signal);
   }
 
   /* Room may have been made: every waiter looks again, in arrival order. */
   #wake(): void {
-    for (const waiter of this.#waiters.splice(0)) waiter.resolve();
+    for (const waiter of this.#waiters) {
+      waiter.wake?.();
+      waiter.wake = undefined;
+    }
   }
 
   #release(conversation: Conversation): void {
@@ -706,8 +747,7 @@ export class SessionPool implements AsyncDisposable {
   }
 
   async #shutDown(): Promise<void> {
-    const error = closedError();
-    for (const waiter of this.#waiters.splice(0)) waiter.reject(error);
+    this.#wake(); // waiting acquires see the pool closed and reject with `closed`
     const ending: Promise<unknown>[] = [this.#shelf.close(), ...this.#closingProcesses];
     for (const conversation of this.#conversations.values()) {
       clearTimeout(conversation.idleTimer);
