@@ -7,6 +7,8 @@
  * @module
  */
 
+import type { MirrorTarget } from "../../src/store/mirror_target.ts";
+import { childConfigDir, mirrorTargetOf } from "./_store_link.ts";
 import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { DuplexError, excerptOf } from "../../src/errors.ts";
 import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
@@ -29,6 +31,8 @@ export interface Spawned {
    * for the session.
    */
   readonly initialize: Readonly<Record<string, unknown>>;
+  /** The mirror target, with a `sessionStore`. */
+  readonly mirror: MirrorTarget | undefined;
   /** Removes the private files now, synchronously (for the host's exit). */
   removePrivateFilesSync(): void;
 }
@@ -115,6 +119,7 @@ export async function spawnCli(
     child: folder === undefined ? child : new ChildWithFiles(child, folder),
     description: describeCommand(program, args),
     initialize: plan.initialize,
+    mirror: mirrorTargetOf(options, childConfigDir(env)),
     removePrivateFilesSync: () => folder?.removeSync(),
   };
 }

@@ -261,6 +261,10 @@ export function planLaunch(options: CliOptions = {}, privateDir?: string): CliLa
     args.push(`--resume-drops-turn=${uuid("resumeDropsTurn", o.resumeDropsTurn)}`);
   }
   if (flag("forkSession", o.forkSession)) args.push("--fork-session");
+  if (flag("sessionMirror", o.sessionMirror)) {
+    if (!persists(o)) throw invalid("sessionMirror (or sessionStore) needs session persistence");
+    args.push("--session-mirror");
+  }
   if (flag("awaitClaim", o.awaitClaim)) {
     if (resuming || o.sessionId !== undefined) {
       throw invalid("awaitClaim cannot be combined with resume, continue or sessionId");

@@ -242,6 +242,12 @@ export interface CliOptions {
    * `continue` or `sessionId`.
    */
   readonly awaitClaim?: boolean;
+  /**
+   * `--session-mirror`: after each local transcript write, emit a
+   * `transcript_mirror` frame with the lines. Set by `sessionStore`; alone it
+   * only delivers the frames to subscribers.
+   */
+  readonly sessionMirror?: boolean;
   /** `--session-id`: the id (a UUID) of the new session. */
   readonly sessionId?: string;
   /** `--fork-session`: with `resume`/`continue`, start a new session id. */

@@ -8,6 +8,8 @@
 import { checkMs } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import type { CliOptions } from "./cli_options.ts";
+import type { MirrorOptions } from "../../src/store/mirror_target.ts";
+import type { SessionStore } from "../../src/store/session_store.ts";
 
 /**
  * How a transport takes part in the host program's SIGINT, SIGTERM and
@@ -102,6 +104,24 @@ export interface SubprocessOptions extends CliOptions {
    * @default {the system's temporary folder (`TMPDIR`, else `/tmp`)}
    */
   readonly tempDir?: string;
+  /**
+   * Mirror the transcript to a store (the official SDK's `sessionStore`):
+   * the CLI runs with `--session-mirror`, the session appends its
+   * `transcript_mirror` entries in batches with retries, and when the store
+   * is down it catches the store up later from the local transcript (which
+   * stays the source of truth), reporting `mirror` events. Needs session
+   * persistence. With `resume`, a session the CLI's folder lacks is loaded
+   * from the store first (see `materializeSession`).
+   */
+  readonly sessionStore?: SessionStore;
+  /**
+   * The store's project key for this CLI's transcripts.
+   *
+   * @default {the CLI's project folder name for its cwd}
+   */
+  readonly projectKey?: string;
+  /** Batching and retries of the mirror. */
+  readonly mirror?: MirrorOptions;
   /**
    * How long `close()` waits for the CLI to exit after stdin EOF before
    * SIGTERM, in milliseconds: 0 skips the wait, `Infinity` waits as long as

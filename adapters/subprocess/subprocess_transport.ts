@@ -85,7 +85,8 @@ const WRITE_FAILURE_EXIT_WAIT_MS = 500;
  * console.log(turn.result.text);
  * ```
  */
-export function subprocess(options: SubprocessOptions = {}): TransportFactory {
+export function subprocess(given: SubprocessOptions = {}): TransportFactory {
+  const options = given?.sessionStore ? { ...given, sessionMirror: true } : given;
   const cliArgs = buildArgs(options);
   const lifecycle = checkOptions(options);
   return function openSubprocess(context?: TransportOpenContext): Promise<Transport> {
@@ -166,6 +167,7 @@ class SubprocessTransport implements Transport, HostExitMember {
       description,
       freshChunks: true,
       ...(Object.keys(spawned.initialize).length > 0 ? { initialize: spawned.initialize } : {}),
+      ...(spawned.mirror ? { mirror: spawned.mirror } : {}),
     };
     this.#writer = child.stdin.getWriter();
     this.#writer.closed.catch(() => {});

@@ -4,6 +4,7 @@
 import { classifyFrame, isSystemInit } from "../protocol/guards.ts";
 import type { ControlRequestBody, ControlResponseFrame } from "../protocol/control.ts";
 import type { CommandLifecycleFrame, ResultFrame, SystemInitFrame } from "../protocol/messages.ts";
+import type { TranscriptMirrorFrame } from "../protocol/status_frames.ts";
 import type { SessionEvent } from "./events.ts";
 
 /** The parts a frame can go to. */
@@ -22,6 +23,8 @@ export interface FrameRoutes {
   result(frame: ResultFrame): void;
   /** A line's lifecycle (after it was published). */
   lifecycle(frame: CommandLifecycleFrame): void;
+  /** A `transcript_mirror` frame: true when a mirror took it (it is then not published). */
+  mirror(frame: TranscriptMirrorFrame): boolean;
   /** Delivers an event to subscribers. */
   publish(event: SessionEvent): void;
 }
@@ -60,6 +63,9 @@ export function routeFrame(raw: Record<string, unknown>, routes: FrameRoutes): v
       routes.publish(frame);
       routes.result(frame);
       return;
+    case "transcript_mirror":
+      if (routes.mirror(frame)) return;
+      break;
     case "command_lifecycle":
       routes.publish(frame);
       routes.lifecycle(frame);

@@ -50,6 +50,7 @@ import {
 import { TurnTracker } from "./_turn_tracker.ts";
 import type { ExitStatus, SessionEvent, SessionState } from "./events.ts";
 import { readSessionInfo, type SessionInfo } from "./session_info.ts";
+import { TranscriptMirror } from "./_mirror.ts";
 import {
   claimFailure,
   claimFields,
@@ -107,6 +108,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   readonly #turns: TurnTracker;
   readonly #pump: ReadPump;
   readonly #exit = Promise.withResolvers<ExitStatus>();
+  #mirror: TranscriptMirror | undefined;
   #lifecycle: Lifecycle = READY;
   #closing: Promise<ExitStatus> | undefined;
   #sessionId: string | undefined;
@@ -218,7 +220,14 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       cancel: (id) => this.#router.cancel(id),
       refuse: (id) => this.#router.refuse(id),
       init: (frame) => this.#onInit(frame),
-      result: (frame) => this.#turns.onResult(frame),
+      result: (frame) => {
+        this.#mirror?.flushAll();
+        this.#turns.onResult(frame);
+      },
+      mirror: (frame) => {
+        this.#mirror?.take(frame);
+        return this.#mirror !== undefined;
+      },
       lifecycle: (frame) => this.#turns.onLifecycle(frame),
       publish,
     };
@@ -230,7 +239,12 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       publish,
       onFailure: (error) => this.#fail(error),
     });
-    transport.closed.then((exit) => this.#pump.peerEnded().then(() => this.#finish(exit)));
+    if (transport.info.mirror) this.#mirror = new TranscriptMirror(transport.info.mirror, publish);
+    transport.closed.then((exit) =>
+      this.#pump.peerEnded()
+        .then(() => this.#mirror?.close()) // the store gets the last lines before the exit
+        .then(() => this.#finish(exit))
+    );
     this.#signal = options.signal;
     this.#signal?.addEventListener("abort", this.#onOwnerAbort, { once: true });
     this.#router.mcpServers = settings.mcp.inProcess;

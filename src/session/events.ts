@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { MirrorEvent } from "../store/mirror_target.ts";
 import type { DuplexError, TransportExit } from "../errors.ts";
 import type { PermissionRequest } from "../permissions/permission.ts";
 import type { ConversationFrame, UnknownFrame } from "../protocol/messages.ts";
@@ -115,7 +116,8 @@ export type SessionEvent =
   | StderrEvent
   | LaggedEvent
   | ExitEvent
-  | DiagnosticEvent;
+  | DiagnosticEvent
+  | MirrorEvent;
 
 /**
  * Whether the session runs, and if not, how it ended. Persisted: after the

@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { MirrorTarget } from "../store/mirror_target.ts";
 import type { TransportExit } from "../errors.ts";
 
 export type { TransportExit };
@@ -81,6 +82,12 @@ export interface TransportInfo {
    * sends them in its `initialize`, under its own fields.
    */
   readonly initialize?: Readonly<Record<string, unknown>>;
+  /**
+   * Mirror the CLI's transcript to a store: the transport started the CLI
+   * with `--session-mirror`, and the session appends the entries of its
+   * `transcript_mirror` frames (which then never reach subscribers).
+   */
+  readonly mirror?: MirrorTarget;
 }
 
 /** What a transport factory receives from the session that opens it. */

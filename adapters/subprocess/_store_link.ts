@@ -1,0 +1,128 @@
+/**
+ * The subprocess side of a session store: the mirror target (how the CLI's
+ * transcript paths map to store keys, and reading the local transcript for a
+ * catch-up), and the CLI's configuration folder as the child sees it.
+ *
+ * @module
+ */
+
+import type { MirrorTarget } from "../../src/store/mirror_target.ts";
+import type { SessionKey, SessionStoreEntry } from "../../src/store/session_store.ts";
+import type { SubprocessOptions } from "./subprocess_options.ts";
+
+/**
+ * The CLI's configuration folder for a child environment: `CLAUDE_CONFIG_DIR`,
+ * else `$HOME/.claude`.
+ *
+ * @param env The child's environment.
+ * @returns The folder, or `undefined` when neither variable is set.
+ */
+export function childConfigDir(env: Readonly<Record<string, string>>): string | undefined {
+  const custom = env.CLAUDE_CONFIG_DIR?.trim();
+  if (custom) return custom.replace(/\/+$/, "");
+  const home = env.HOME?.trim();
+  return home ? `${home.replace(/\/+$/, "")}/.claude` : undefined;
+}
+
+/**
+ * The store key of a transcript path under `<configDir>/projects`:
+ * `<project>/<sessionId>.jsonl` is a main transcript, `<project>/<sessionId>/<sub>.jsonl` a
+ * subagent's (subpath `<sub>`).
+ *
+ * @param configDir The CLI's configuration folder.
+ * @param filePath The path a `transcript_mirror` frame names.
+ * @param projectKey The project key to use instead of the folder name.
+ * @returns The key, or `undefined` for a path outside the projects folder.
+ */
+export function keyOfPath(
+  configDir: string,
+  filePath: string,
+  projectKey?: string,
+): SessionKey | undefined {
+  const root = `${configDir}/projects/`;
+  if (!filePath.startsWith(root) || !filePath.endsWith(".jsonl")) return undefined;
+  const parts = filePath.slice(root.length, -".jsonl".length).split("/");
+  if (parts.some((part) => part === "" || part === "." || part === "..")) return undefined;
+  const [folder, sessionId, ...rest] = parts;
+  if (folder === undefined || sessionId === undefined) return undefined;
+  return {
+    projectKey: projectKey ?? folder,
+    sessionId,
+    ...(rest.length > 0 ? { subpath: rest.join("/") } : {}),
+  };
+}
+
+/**
+ * Reads a local transcript's entries (lines that are not JSON objects with a
+ * string `type`, such as a torn last line, are skipped).
+ *
+ * @param filePath The transcript.
+ * @returns Its entries, in order.
+ */
+export async function readTranscriptEntries(filePath: string): Promise<SessionStoreEntry[]> {
+  const text = await Deno.readTextFile(filePath);
+  const entries: SessionStoreEntry[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (
+        typeof value === "object" && value !== null && !Array.isArray(value) &&
+        typeof (value as { type?: unknown }).type === "string"
+      ) {
+        entries.push(value as SessionStoreEntry);
+      }
+    } catch {
+      // A torn line (the CLI was killed mid-write): the next catch-up reads it whole.
+    }
+  }
+  return entries;
+}
+
+/**
+ * The mirror target of a CLI started with `--session-mirror`.
+ *
+ * @param options The subprocess options (`sessionStore`, `projectKey`, `mirror`).
+ * @param configDir The CLI's configuration folder as the child sees it.
+ * @returns The target, or `undefined` without a store.
+ */
+export function mirrorTargetOf(
+  options: SubprocessOptions,
+  configDir: string | undefined,
+): MirrorTarget | undefined {
+  const store = options.sessionStore;
+  if (!store) return undefined;
+  const roots: string[] = [];
+  if (configDir !== undefined) {
+    const root = absolute(configDir, options.cwd);
+    roots.push(root);
+    try {
+      const real = Deno.realPathSync(root); // the CLI may name files by the resolved path
+      if (real !== root) roots.push(real);
+    } catch {
+      // Not there yet, or not readable: the path as given.
+    }
+  }
+  return {
+    store,
+    keyOf: (filePath) => {
+      for (const root of roots) {
+        const key = keyOfPath(root, filePath, options.projectKey);
+        if (key) return key;
+      }
+      return undefined;
+    },
+    readLocal: readTranscriptEntries,
+    ...(options.mirror ? { options: options.mirror } : {}),
+  };
+}
+
+function absolute(path: string, cwd: string | URL | undefined): string {
+  if (path.startsWith("/")) return path;
+  const base = cwd === undefined
+    ? Deno.cwd()
+    : cwd instanceof URL
+    ? decodeURIComponent(cwd.pathname)
+    : cwd;
+  return `${base.replace(/\/+$/, "")}/${path}`;
+}
