@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import { subprocess, type SubprocessOptions } from "../../../../adapters/subprocess/mod.ts";
+import type { Turn } from "../../../../src/session/turn.ts";
 import type { Transport, TransportFactory } from "../../../../src/transport/transport.ts";
 import type { PoolEvent } from "../../../../adapters/subprocess/pool/pool_events.ts";
 import type { SessionPoolOptions } from "../../../../adapters/subprocess/pool/pool_options.ts";
@@ -223,4 +224,13 @@ export class CountingLaunch {
       return transport;
     };
   };
+}
+
+/** The `system/init` frame of a turn (the fake's: `session_id`, `cwd`, `model`, `permissionMode`). */
+export function initOf(turn: Turn): Record<string, unknown> {
+  const init = turn.events.find((event) =>
+    event.type === "system" && (event as { subtype?: unknown }).subtype === "init"
+  );
+  assert.ok(init, `no system/init frame in ${turn.events.map((event) => event.type)}`);
+  return init as unknown as Record<string, unknown>;
 }
