@@ -9,6 +9,8 @@
 
 import type { MirrorTarget } from "../../src/store/mirror_target.ts";
 import { childConfigDir, mirrorTargetOf } from "./_store_link.ts";
+import { DEFAULT_LOAD_TIMEOUT_MS, prepareStoreResume, type ResumeFolder } from "./_store_resume.ts";
+import { absolutePath } from "./history/_paths.ts";
 import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { DuplexError, excerptOf } from "../../src/errors.ts";
 import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
@@ -86,10 +88,29 @@ export async function spawnCli(
   const program = await resolveBinary(lookup);
   if (options.cwd !== undefined) await checkCwd(options.cwd);
   signal?.throwIfAborted();
+  let resumed: ResumeFolder | undefined;
+  if (options.sessionStore && options.resume !== undefined) {
+    const configDir = childConfigDir(env);
+    resumed = await prepareStoreResume({
+      store: options.sessionStore,
+      sessionId: options.resume,
+      cwd: options.cwd === undefined ? Deno.cwd() : pathOf(options.cwd),
+      projectKey: options.projectKey,
+      configDir: configDir === undefined ? undefined : absolutePath(configDir),
+      loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS,
+      tempDir: options.tempDir,
+    });
+    if (resumed) env.CLAUDE_CONFIG_DIR = resumed.path;
+  }
   let folder: PrivateFolder | undefined;
   let flags = cliArgs;
   if (Object.keys(plan.files).length > 0) {
-    folder = await writePrivateFiles(plan.files, options.tempDir);
+    try {
+      folder = await writePrivateFiles(plan.files, options.tempDir);
+    } catch (error) {
+      await resumed?.remove();
+      throw error;
+    }
     flags = planLaunch(options, folder.path).args;
   }
   const args = [...(options.executableArgs ?? options.binaryArgs ?? []), ...flags];
@@ -108,6 +129,7 @@ export async function spawnCli(
     }).spawn();
   } catch (error) {
     await folder?.remove();
+    await resumed?.remove();
     if (signal?.aborted && error === signal.reason) throw error;
     throw explainSpawnError(
       error,
@@ -119,9 +141,13 @@ export async function spawnCli(
     child: folder === undefined ? child : new ChildWithFiles(child, folder),
     description: describeCommand(program, args),
     initialize: plan.initialize,
-    mirror: mirrorTargetOf(options, childConfigDir(env)),
+    mirror: mirrorTargetOf(options, childConfigDir(env), resumed),
     removePrivateFilesSync: () => folder?.removeSync(),
   };
+}
+
+function pathOf(cwd: string | URL): string {
+  return cwd instanceof URL ? decodeURIComponent(cwd.pathname) : cwd;
 }
 
 function removes(variables: SubprocessOptions["env"], name: string): boolean {

@@ -89,6 +89,7 @@ export async function readTranscriptEntries(filePath: string): Promise<SessionSt
 export function mirrorTargetOf(
   options: SubprocessOptions,
   configDir: string | undefined,
+  local?: { readonly path: string; remove(): Promise<void> },
 ): MirrorTarget | undefined {
   const store = options.sessionStore;
   if (!store) return undefined;
@@ -114,6 +115,13 @@ export function mirrorTargetOf(
     },
     readLocal: readTranscriptEntries,
     ...(options.mirror ? { options: options.mirror } : {}),
+    // A private copy (a resume from the store) goes once the store holds everything.
+    release: async (caughtUp) => {
+      if (!local) return undefined;
+      if (!caughtUp) return local.path;
+      await local.remove();
+      return undefined;
+    },
   };
 }
 

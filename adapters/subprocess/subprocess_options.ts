@@ -123,6 +123,13 @@ export interface SubprocessOptions extends CliOptions {
   /** Batching and retries of the mirror. */
   readonly mirror?: MirrorOptions;
   /**
+   * With `sessionStore` and `resume`: how long loading the session from the
+   * store may take before the start fails with a `timeout` error.
+   *
+   * @default {60000}
+   */
+  readonly loadTimeoutMs?: number;
+  /**
    * How long `close()` waits for the CLI to exit after stdin EOF before
    * SIGTERM, in milliseconds: 0 skips the wait, `Infinity` waits as long as
    * the CLI takes. At most 2^31-1 otherwise.

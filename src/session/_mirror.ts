@@ -129,9 +129,23 @@ export class TranscriptMirror {
       if (transcript.behind !== undefined) await this.#catchUp(transcript, limit.signal);
     });
     await abortable(Promise.all(work), limit.signal).catch(() => {});
+    let behind: Transcript | undefined;
     for (const transcript of this.#transcripts.values()) {
       clearTimeout(transcript.timer);
       clearTimeout(transcript.catchUpTimer);
+      if (transcript.behind !== undefined) behind ??= transcript;
+    }
+    const kept = await this.#target.release?.(behind === undefined).catch(() => undefined);
+    if (behind) {
+      this.#publish({
+        type: "mirror",
+        status: "dropped",
+        key: behind.key,
+        entries: 0,
+        reason: "the store is still behind at the end; the local transcript " +
+          (kept ? `is kept at ${kept}` : "stays in the CLI's folder") +
+          " (importSessionToStore copies it later)",
+      });
     }
   }
 

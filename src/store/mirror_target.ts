@@ -76,6 +76,13 @@ export interface MirrorTarget {
   readLocal?(filePath: string): Promise<SessionStoreEntry[]>;
   /** Batching and retries. */
   readonly options?: MirrorOptions;
+  /**
+   * Called once after the mirror's last flush: `caughtUp` tells whether the
+   * store holds everything. The transport may then remove a private local
+   * copy; it returns where it kept the local transcript when the store is
+   * behind (reported in a `dropped` event), if anywhere.
+   */
+  release?(caughtUp: boolean): Promise<string | undefined>;
 }
 
 /** What the mirror reports, as a session event of type `mirror`. */

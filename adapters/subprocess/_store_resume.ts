@@ -1,0 +1,166 @@
+/**
+ * Resuming from a session store: when the CLI's own folder lacks the
+ * session, or holds less of it than the store, the stored transcript (and
+ * its subagent transcripts) is written into a private configuration folder
+ * for the new process, with the user's credentials and settings copied in;
+ * the process runs with `CLAUDE_CONFIG_DIR` there and `--resume`.
+ *
+ * @module
+ */
+
+import { abortable, deadline } from "../../src/_deadline.ts";
+import { DuplexError } from "../../src/errors.ts";
+import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
+import { absolutePath, projectFolderName } from "./history/_paths.ts";
+import { readTranscriptEntries } from "./_store_link.ts";
+
+/** The default bound of loading a session from the store. */
+export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
+
+/** Files of the user's configuration folder the resumed CLI needs (when present). */
+const COPIED = [".credentials.json", ".claude.json", "settings.json"];
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A private configuration folder for one resumed CLI. */
+export interface ResumeFolder {
+  /** Its path: the CLI's `CLAUDE_CONFIG_DIR`. */
+  readonly path: string;
+  /** Removes it; never rejects. */
+  remove(): Promise<void>;
+  /** Removes it now, synchronously (for the host's exit). */
+  removeSync(): void;
+}
+
+/** What a store resume needs. */
+export interface StoreResume {
+  readonly store: SessionStore;
+  readonly sessionId: string;
+  readonly cwd: string;
+  readonly projectKey: string | undefined;
+  /** The CLI's configuration folder as it would be without the store. */
+  readonly configDir: string | undefined;
+  readonly loadTimeoutMs: number;
+  readonly tempDir: string | undefined;
+}
+
+/**
+ * Prepares a resume from the store.
+ *
+ * @param resume The store, session and folders.
+ * @returns A private configuration folder holding the stored session, or
+ *   `undefined` when the CLI's own folder already holds all of it.
+ * @throws {DuplexError} `resume_failed` when the store has no such session;
+ *   `timeout` after `loadTimeoutMs`.
+ */
+export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFolder | undefined> {
+  if (!UUID.test(resume.sessionId)) return undefined; // a name: only the CLI can find it
+  let cwd = absolutePath(resume.cwd);
+  try {
+    cwd = await Deno.realPath(cwd);
+  } catch {
+    // The spawn reports a missing folder.
+  }
+  const folderName = projectFolderName(cwd);
+  const key: SessionKey = {
+    projectKey: resume.projectKey ?? folderName,
+    sessionId: resume.sessionId,
+  };
+  const { loadTimeoutMs } = resume;
+  using limit = deadline(loadTimeoutMs, {
+    reason: () =>
+      new DuplexError(
+        "timeout",
+        `Cannot resume ${resume.sessionId}: the session store did not load it within ` +
+          `${loadTimeoutMs} ms (loadTimeoutMs)`,
+      ),
+  });
+  const stored = await abortable(resume.store.load(key), limit.signal);
+  const local = resume.configDir === undefined
+    ? []
+    : await readTranscriptEntries(
+      `${resume.configDir}/projects/${folderName}/${resume.sessionId}.jsonl`,
+    ).catch(() => []);
+  if (stored === null || stored.length === 0) {
+    if (local.length > 0) return undefined; // the store never got it: the local file resumes
+    throw new DuplexError(
+      "resume_failed",
+      `Cannot resume ${resume.sessionId}: neither the session store (project key ` +
+        `${key.projectKey}) nor the CLI's folder holds it`,
+    );
+  }
+  if (covers(local, stored)) return undefined;
+  const subkeys = resume.store.listSubkeys
+    ? await abortable(resume.store.listSubkeys(key), limit.signal)
+    : [];
+  const subs: [string, SessionStoreEntry[]][] = [];
+  for (const subpath of subkeys) {
+    if (!safeSubpath(subpath)) continue;
+    const entries = await abortable(resume.store.load({ ...key, subpath }), limit.signal);
+    if (entries) subs.push([subpath, entries]);
+  }
+  return await writeFolder(resume, folderName, stored, subs);
+}
+
+/* Whether the local transcript holds every stored entry that has a uuid. */
+function covers(local: readonly SessionStoreEntry[], stored: readonly SessionStoreEntry[]) {
+  if (local.length === 0) return false;
+  const have = new Set(local.map((entry) => entry.uuid).filter((uuid) => uuid !== undefined));
+  return stored.every((entry) => entry.uuid === undefined || have.has(entry.uuid));
+}
+
+function safeSubpath(subpath: string): boolean {
+  return subpath !== "" && !subpath.startsWith("/") &&
+    subpath.split("/").every((part) => part !== "" && part !== "." && part !== "..");
+}
+
+function jsonl(entries: readonly SessionStoreEntry[]): string {
+  return entries.map((entry) => JSON.stringify(entry)).join("\n") + "\n";
+}
+
+async function writeFolder(
+  resume: StoreResume,
+  folderName: string,
+  stored: readonly SessionStoreEntry[],
+  subs: readonly [string, SessionStoreEntry[]][],
+): Promise<ResumeFolder> {
+  const path = await Deno.makeTempDir({
+    prefix: "duplex-resume-",
+    ...(resume.tempDir ? { dir: resume.tempDir } : {}),
+  });
+  const folder: ResumeFolder = {
+    path,
+    remove: () => Deno.remove(path, { recursive: true }).catch(() => {}),
+    removeSync() {
+      try {
+        Deno.removeSync(path, { recursive: true });
+      } catch {
+        // Already gone.
+      }
+    },
+  };
+  try {
+    await Deno.chmod(path, 0o700);
+    for (const name of COPIED) {
+      if (resume.configDir === undefined) break;
+      try {
+        await Deno.copyFile(`${resume.configDir}/${name}`, `${path}/${name}`);
+        await Deno.chmod(`${path}/${name}`, 0o600);
+      } catch {
+        // Not there: the CLI runs without it, as it would have.
+      }
+    }
+    const project = `${path}/projects/${folderName}`;
+    await Deno.mkdir(project, { recursive: true });
+    await Deno.writeTextFile(`${project}/${resume.sessionId}.jsonl`, jsonl(stored), { mode: 0o600 });
+    for (const [subpath, entries] of subs) {
+      const file = `${project}/${resume.sessionId}/${subpath}.jsonl`;
+      await Deno.mkdir(file.slice(0, file.lastIndexOf("/")), { recursive: true });
+      await Deno.writeTextFile(file, jsonl(entries), { mode: 0o600 });
+    }
+    return folder;
+  } catch (error) {
+    await folder.remove();
+    throw error;
+  }
+}
