@@ -127,6 +127,8 @@ export class SessionPool implements AsyncDisposable {
   #parkDir: Promise<string> | undefined;
   #ownParkDir = false;
   #closed: Promise<void> | undefined;
+  /** Aborts every start and claim in progress when the pool closes. */
+  readonly #stopping = new AbortController();
 
   /**
    * Makes a pool and starts its spares in the background.
@@ -603,8 +605,8 @@ export class SessionPool implements AsyncDisposable {
     }
   }
 
-  #controlLimit(): { timeoutMs: number } {
-    return { timeoutMs: this.#settings.startTimeoutMs };
+  #controlLimit(): { timeoutMs: number; signal: AbortSignal } {
+    return { timeoutMs: this.#settings.startTimeoutMs, signal: this.#stopping.signal };
   }
 
   async #cold(options: ConversationOptions, resume?: string): Promise<DuplexSession> {
@@ -624,7 +626,7 @@ export class SessionPool implements AsyncDisposable {
       ...(resume === undefined ? {} : { resume }),
     };
     const shared = this.#options.session ?? {};
-    return await this.#startSession(process, {
+    return await this.#startSession(process, this.#stopping.signal, {
       ...(options.appendSystemPrompt === undefined
         ? {}
         : { appendSystemPrompt: options.appendSystemPrompt }),
@@ -655,14 +657,15 @@ export class SessionPool implements AsyncDisposable {
     const process = kind === "warm"
       ? this.#process
       : { ...this.#process, cwd: await this.#parkFolder(), awaitClaim: true };
-    return await this.#startSession(process, {}, signal);
+    // A spare being handed out has left the shelf: the pool's close must stop it too.
+    return await this.#startSession(process, AbortSignal.any([signal, this.#stopping.signal]), {});
   }
 
   /* Starts a session and waits for its `initialize` answer (the CLI ready), bounded. */
   async #startSession(
     process: SubprocessOptions,
+    signal: AbortSignal,
     extra: Partial<DuplexSessionOptions>,
-    signal?: AbortSignal,
   ): Promise<DuplexSession> {
     const shared = this.#options.session ?? {};
     const holder: { session?: DuplexSession } = {};
@@ -748,6 +751,7 @@ export class SessionPool implements AsyncDisposable {
 
   async #shutDown(): Promise<void> {
     this.#wake(); // waiting acquires see the pool closed and reject with `closed`
+    this.#stopping.abort(closedError()); // starts and claims in progress stop now
     const ending: Promise<unknown>[] = [this.#shelf.close(), ...this.#closingProcesses];
     for (const conversation of this.#conversations.values()) {
       clearTimeout(conversation.idleTimer);

@@ -187,9 +187,13 @@ export function delay(ms: number): Promise<void> {
 }
 
 /** Polls `check` every 10 ms until it holds, for at most `ms`. */
-export async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  ms = 5000,
+): Promise<void> {
   const limit = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > limit) throw new Error(`Timed out after ${ms} ms: ${what}`);
     await delay(10);
   }
