@@ -17,6 +17,11 @@ import { allow, isDuplexError, type SessionEvent } from "../../mod.ts";
 import { e2eTest, exists, processAlive, waitUntil, withSandbox } from "./_harness.ts";
 import { assertNoneLeft, markerOf, poolUnderTest, requestOf, TURN } from "./_pool_harness.ts";
 
+/**
+ * A model one conversation asks for: an alias, since `set_model` with a name
+ * the CLI does not know asks the API to validate it (the fake API cannot).
+ */
+const OTHER_MODEL = "haiku";
 /** A model only the refusing folder's project settings name. */
 const PROJECT_MODEL = "claude-project-settings-model";
 
@@ -67,7 +72,16 @@ e2eTest(
           await p.next("spare_ready", (e) => e.kind === "warm");
           const warm = p.launched.filter((l) => !l.parked);
           assert.equal(warm.length, 2, "one replacement spare");
-          assert.ok(await processAlive(warm[1]!.pid), "the replacement runs");
+          // It serves a conversation with its own model (set after the hand-out).
+          const other = await p.pool.acquire("warm-model", { model: OTHER_MODEL });
+          assert.equal((await p.next("started", (e) => e.key === "warm-model")).via, "spare");
+          assert.equal(other.pid, warm[1]!.pid);
+          await other.send("hello with another model", TURN);
+          const request = await requestOf(box.api, "hello with another model");
+          assert.match(request.model ?? "", /haiku/, "set_model after the hand-out");
+          const first = await requestOf(box.api, "hello from a spare");
+          assert.doesNotMatch(first.model ?? "", /haiku/, "the spares' own model is another");
+          p.pool.release("warm-model");
         });
 
         await t.step("a parked spare is claimed for another folder", async () => {
@@ -76,7 +90,8 @@ e2eTest(
           assert.ok(parked, "a parked spare was launched");
           assert.notEqual(parked.cwd, other, "it was parked elsewhere");
           const began = performance.now();
-          const session = await p.pool.acquire("parked", { cwd: other });
+          const appendSystemPrompt = "The pool claimed this session for a folder.";
+          const session = await p.pool.acquire("parked", { cwd: other, appendSystemPrompt });
           const started = await p.next("started", (e) => e.key === "parked");
           assert.equal(started.via, "parked");
           assert.equal(session.pid, parked.pid, "the conversation runs in the parked process");
@@ -103,6 +118,7 @@ e2eTest(
             "the model was told the claimed folder",
           );
           assert.ok(!sent.includes(parked.cwd!), "nothing of the parking folder reached the model");
+          assert.ok(sent.includes(appendSystemPrompt), "the claim carried the appended prompt");
           p.pool.release("parked");
         });
 
@@ -130,7 +146,7 @@ e2eTest(
           await waitUntil(async () => !(await processAlive(spare.pid)), "the refused spare end");
           p.pool.release("refused");
           const health = p.pool.health;
-          assert.deepEqual(health.handouts, { spare: 1, parked: 1, cold: 1, resumed: 0 });
+          assert.deepEqual(health.handouts, { spare: 2, parked: 1, cold: 1, resumed: 0 });
           assert.equal(health.claimRefusals, 1);
           assert.equal(health.failures, 0);
         });
@@ -204,7 +220,7 @@ e2eTest(
           console.log(`    close() with 3 processes and a turn in flight: ${took} ms`);
           assert.ok(took < 10_000, `close() took ${took} ms`);
           await assert.rejects(waiting!, (e) => isDuplexError(e, "closed"));
-          await assert.rejects(turn!, (e) => isDuplexError(e));
+          await assert.rejects(turn!, (e) => isDuplexError(e, "closed"), "the turn in flight ends");
           await assert.rejects(p.pool.acquire("late"), (e) => isDuplexError(e, "closed"));
           await assertNoneLeft([...pids, background], markers);
           assert.equal(await exists(parkDir), false, "the pool's parking folder is removed");

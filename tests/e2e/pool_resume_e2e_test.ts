@@ -25,7 +25,13 @@ e2eTest(
   async (t, cli) => {
     await withSandbox(async (box) => {
       const idleMs = 1_000;
-      const p = poolUnderTest(cli, box, { maxLive: 1, idleMs });
+      // Each conversation in a folder of its own, claimed from a parked spare:
+      // a resume must start where the transcript was written.
+      const adaDir = `${box.root}/ada`;
+      const bobDir = `${box.root}/bob`;
+      await Deno.mkdir(adaDir);
+      await Deno.mkdir(bobDir);
+      const p = poolUnderTest(cli, box, { maxLive: 1, idleMs, parkedSpares: 1 });
       try {
         let adaId = "";
         let bobId = "";
@@ -33,13 +39,15 @@ e2eTest(
         await t.step(
           "B's acquire hibernates A; A comes back resumed, with A's history",
           async () => {
-            const ada = await p.pool.acquire("ada");
+            await p.next("spare_ready", (e) => e.kind === "parked");
+            const ada = await p.pool.acquire("ada", { cwd: adaDir });
+            assert.equal((await p.next("started", (e) => e.key === "ada")).via, "parked");
             await ada.send("Remember: my name is Ada", TURN);
             adaId = ada.sessionId!;
             const adaPid = ada.pid!;
             p.pool.release("ada");
 
-            const bob = await p.pool.acquire("bob");
+            const bob = await p.pool.acquire("bob", { cwd: bobDir });
             const hibernated = await p.next("hibernated", (e) => e.key === "ada");
             assert.deepEqual(hibernated, {
               type: "hibernated",
@@ -57,7 +65,12 @@ e2eTest(
             await p.next("hibernated", (e) => e.key === "bob" && e.reason === "evicted");
             const started = await p.next("started", (e) => e.key === "ada" && e.via === "resumed");
             assert.equal(started.sessionId, adaId);
-            assert.equal(p.launched.at(-1)?.resume, adaId, "started with --resume");
+            const launched = p.launched.find((l) => l.pid === back.pid);
+            assert.deepEqual(
+              [launched?.resume, launched?.cwd],
+              [adaId, adaDir],
+              "--resume, in A's folder",
+            );
             assert.notEqual(back.pid, adaPid, "in a new process");
             resumedPid = back.pid!;
             const turn = await back.send("What is my name?", TURN);
@@ -86,7 +99,12 @@ e2eTest(
           p.pool.release("ada");
           const health = p.pool.health;
           assert.deepEqual(
-            [health.handouts.cold, health.handouts.resumed, health.hibernations, health.evictions],
+            [
+              health.handouts.parked,
+              health.handouts.resumed,
+              health.hibernations,
+              health.evictions,
+            ],
             [2, 2, 3, 2],
           );
         });
@@ -188,7 +206,7 @@ e2eTest(
             );
             const failed = await p.next("start_failed", (e) => e.key === "ghost");
             assert.ok(isDuplexError(failed.error, "resume_failed"));
-            assert.equal(p.pool.peek("ghost")?.holds, 0, "the failed acquire holds nothing");
+            assert.equal(p.pool.peek("ghost"), undefined, "a failed new key leaves nothing");
             assert.equal(p.pool.health.live, 1, "only kiwi's process is live");
           },
         );
