@@ -12,6 +12,10 @@ import type { TelemetryTurnsParams } from "./telemetry_turns.ts";
 import { fanOut, type FanOutParams } from "./fan_out.ts";
 import { longSession, type LongSessionParams } from "./memory.ts";
 import { oversized, type OversizedParams } from "./oversized.ts";
+import { type FirstTurnParams, poolFirstTurn } from "./pool_first_turn.ts";
+import { poolMemory, type PoolMemoryParams } from "./pool_memory.ts";
+import { poolResume, type PoolResumeParams } from "./pool_resume.ts";
+import { poolLoad, type PoolLoadParams } from "./pool_load.ts";
 import {
   throughputBare,
   throughputLimit,
@@ -47,6 +51,10 @@ const WORKLOADS: Record<string, (params: Params) => Promise<Record<string, unkno
   "long-session": (p: LongSessionParams) => longSession(p),
   "oversized": (p: OversizedParams) => oversized(p),
   "turn-latency": (p: TurnLatencyParams) => turnLatency(p),
+  "pool-first-turn": (p: FirstTurnParams) => poolFirstTurn(p),
+  "pool-memory": (p: PoolMemoryParams) => poolMemory(p),
+  "pool-resume": (p: PoolResumeParams) => poolResume(p),
+  "pool-load": (p: PoolLoadParams) => poolLoad(p),
 };
 
 if (import.meta.main) {

@@ -12,9 +12,11 @@
  * ```
  *
  * Flags: `--smoke` (tiny sizes), `--only=<ids>` (comma-separated workload
- * numbers 1-7), `--rounds=<n>` (override the repetitions), `--json=<path>`
- * (also write every raw measurement), `--no-sdk`, `--no-cli` (skip the
- * official SDK's or the real CLI's columns).
+ * numbers 1-8; 8 is the `SessionPool`, `run_pool.ts`), `--pool=<parts>`
+ * (workload 8's parts: first, memory, resume, load), `--rounds=<n>`
+ * (override the repetitions), `--json=<path>` (also write every raw
+ * measurement), `--no-sdk`, `--no-cli` (skip the official SDK's or the real
+ * CLI's columns).
  *
  * Each measurement runs in its own child process (`deno_side.ts` or, for
  * the SDK, `sdk_side.mjs` on Node), which reports its own peak RSS; the two
@@ -30,6 +32,7 @@ import { type FakeApi, startFakeApi } from "../e2e/fake_api.ts";
 import { median, quantile, RESULT_PREFIX } from "./_measure.ts";
 import { sdkEntry } from "./install_sdk.ts";
 import { serveRelay } from "../../adapters/relay/mod.ts";
+import { POOL_PARTS, workload8 } from "./run_pool.ts";
 
 // ---------------------------------------------------------------------------
 // Options
@@ -119,6 +122,8 @@ interface Options {
   json: string | undefined;
   sdk: boolean;
   cli: boolean;
+  /** Workload 8's parts (`--pool=`); all when undefined. */
+  pool: Set<string> | undefined;
 }
 
 function parseOptions(args: readonly string[]): Options {
@@ -129,6 +134,7 @@ function parseOptions(args: readonly string[]): Options {
     json: undefined,
     sdk: true,
     cli: true,
+    pool: undefined,
   };
   for (const arg of args) {
     const [flag, value] = arg.split("=", 2) as [string, string | undefined];
@@ -138,7 +144,11 @@ function parseOptions(args: readonly string[]): Options {
     else if (flag === "--json" && value) options.json = value;
     else if (flag === "--rounds" && value) options.rounds = Number(value);
     else if (flag === "--only" && value) options.only = new Set(value.split(",").map(Number));
-    else throw new Error(`Cannot run the benchmarks: unknown flag ${arg}; see tests/bench/run.ts`);
+    else if (flag === "--pool" && value && value.split(",").every((p) => POOL_PARTS.includes(p))) {
+      options.pool = new Set(value.split(","));
+    } else {throw new Error(
+        `Cannot run the benchmarks: unknown flag ${arg}; see tests/bench/run.ts`,
+      );}
   }
   return options;
 }
@@ -149,6 +159,7 @@ function parseOptions(args: readonly string[]): Options {
 const HERE = new URL(".", import.meta.url);
 const DENO_SIDE = new URL("deno_side.ts", HERE).pathname;
 const SDK_SIDE = new URL("sdk_side.mjs", HERE).pathname;
+const SDK_PREWARM = new URL("sdk_prewarm.mjs", HERE).pathname;
 const FAKE_CLI = new URL("fake_cli.ts", HERE).pathname;
 const ROOT = new URL("../../", HERE).pathname;
 
@@ -924,6 +935,34 @@ export async function main(args: readonly string[]): Promise<Row[]> {
     if (wanted(5)) await workload5(ctx);
     if (wanted(6)) await workload6(ctx);
     if (wanted(7)) await workload7(ctx, temp);
+    if (wanted(8)) {
+      const sdkPath = ctx.sdk;
+      await workload8({
+        smoke: options.smoke,
+        rounds: options.rounds,
+        parts: options.pool,
+        temp,
+        sdkWhy: ctx.sdkWhy,
+        cliWhy: ctx.cliWhy,
+        real: ctx.real,
+        requests: () => (api as FakeApi | undefined)?.requests ?? [],
+        deno: denoSide,
+        sdk: sdkPath === undefined ? undefined : (workload, params) => {
+          progress(`  node sdk: ${workload}`);
+          return runChild(
+            "node",
+            ["--expose-gc", SDK_PREWARM, workload, JSON.stringify({ ...params, sdkPath })],
+            `the SDK side of ${workload}`,
+            300_000,
+          );
+        },
+        interleave,
+        progress,
+        format: { ms, x, yes },
+        raw: ctx.raw,
+        rows: ctx.rows,
+      });
+    }
     ctx.rows.sort((a, b) => a.id.localeCompare(b.id));
     printTable(ctx.rows);
     progress(`(${((performance.now() - started) / 1000).toFixed(0)} s)`);
