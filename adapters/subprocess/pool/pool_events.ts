@@ -91,7 +91,7 @@ export interface PoolHealth {
   readonly spares: number;
   /** Parked spares (starting or ready). */
   readonly parked: number;
-  /** Conversations known without a process, with a session id to resume them by. */
+  /** Conversations that had a process (or were given a session id to resume) and have none now. */
   readonly hibernated: number;
   /** Acquires waiting for a slot. */
   readonly waiting: number;

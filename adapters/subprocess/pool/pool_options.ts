@@ -199,6 +199,20 @@ export function checkPoolOptions(options: SessionPoolOptions): PoolSettings {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("Cannot make the pool: options must be an object");
   }
+  for (const name of ["process", "session"] as const) {
+    const value = options[name];
+    if (value !== undefined && (typeof value !== "object" || value === null)) {
+      throw new TypeError(`Cannot make the pool: ${name} must be an object`);
+    }
+  }
+  for (const name of ["onPermission", "onEvent", "launch"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") {
+      throw new TypeError(`Cannot make the pool: ${name} must be a function`);
+    }
+  }
+  if (options.parkDir !== undefined && (typeof options.parkDir !== "string" || !options.parkDir)) {
+    throw new TypeError("Cannot make the pool: parkDir must be a non-empty string");
+  }
   if (options.process?.awaitClaim) {
     throw new TypeError("Cannot make the pool: process.awaitClaim is the pool's to set");
   }
@@ -230,6 +244,43 @@ export function fitsWarmSpare(options: ConversationOptions, cwd: string | undefi
   return (options.cwd === undefined || options.cwd === cwd) &&
     options.additionalDirectories === undefined && options.appendSystemPrompt === undefined &&
     options.title === undefined && options.agents === undefined && options.resume === undefined;
+}
+
+/**
+ * Checks the per-conversation fields of acquire options, before anything
+ * waits or a spare is spent on them.
+ *
+ * @param options The acquire options.
+ * @throws {TypeError} For a field of the wrong type, or an empty name.
+ */
+export function checkConversation(options: AcquireOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("Cannot acquire: options must be an object");
+  }
+  const o = options as Record<string, unknown>;
+  for (const name of ["cwd", "model", "permissionMode", "resume"]) {
+    if (o[name] !== undefined && (typeof o[name] !== "string" || o[name] === "")) {
+      throw new TypeError(`Cannot acquire: ${name} must be a non-empty string`);
+    }
+  }
+  for (const name of ["appendSystemPrompt", "title"]) {
+    if (o[name] !== undefined && typeof o[name] !== "string") {
+      throw new TypeError(`Cannot acquire: ${name} must be a string`);
+    }
+  }
+  const dirs = o.additionalDirectories;
+  if (
+    dirs !== undefined &&
+    (!Array.isArray(dirs) || !dirs.every((dir) => typeof dir === "string" && dir !== ""))
+  ) {
+    throw new TypeError("Cannot acquire: additionalDirectories must be an array of folder names");
+  }
+  const agents = o.agents;
+  if (
+    agents !== undefined && (typeof agents !== "object" || agents === null || Array.isArray(agents))
+  ) {
+    throw new TypeError("Cannot acquire: agents must be an object");
+  }
 }
 
 /** The per-conversation fields of acquire options (signal and timeout dropped). */

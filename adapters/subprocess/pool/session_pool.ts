@@ -18,6 +18,7 @@ import type { SubprocessOptions } from "../subprocess_options.ts";
 import type { PoolEvent, PoolHealth, SpareKind, StartVia } from "./pool_events.ts";
 import {
   type AcquireOptions,
+  checkConversation,
   checkPoolOptions,
   conversationOf,
   type ConversationOptions,
@@ -33,6 +34,8 @@ interface Conversation {
   readonly key: string;
   readonly options: ConversationOptions | undefined;
   sessionId: string | undefined;
+  /** True once it has had a live process (then, without one, it is hibernated). */
+  everLive: boolean;
   session: DuplexSession | undefined;
   starting: Promise<DuplexSession> | undefined;
   holds: number;
@@ -175,6 +178,7 @@ export class SessionPool implements AsyncDisposable {
     if (typeof key !== "string" || key === "") {
       throw new TypeError("Cannot acquire: the key must be a non-empty string");
     }
+    checkConversation(options);
     options.signal?.throwIfAborted();
     const timeoutMs = options.timeoutMs === undefined
       ? this.#settings.acquireTimeoutMs
@@ -187,6 +191,7 @@ export class SessionPool implements AsyncDisposable {
         key,
         options: conversationOf(options),
         sessionId: undefined,
+        everLive: false,
         session: undefined,
         starting: undefined,
         holds: 0,
@@ -211,7 +216,7 @@ export class SessionPool implements AsyncDisposable {
       // A key that never had a process is not kept (it is not a hibernated conversation).
       if (
         conversation.holds === 0 && !conversation.session && !conversation.starting &&
-        conversation.sessionId === undefined && this.#conversations.get(key) === conversation
+        !conversation.everLive && this.#conversations.get(key) === conversation
       ) {
         this.#conversations.delete(key);
       }
@@ -298,8 +303,8 @@ export class SessionPool implements AsyncDisposable {
     for (const conversation of this.#conversations.values()) {
       if (conversation.session) continue;
       if (conversation.starting) starting++;
-      // Waiting for its first process is not hibernated: only one that can be resumed is.
-      else if (conversation.sessionId ?? conversation.options?.resume) hibernated++;
+      // Waiting for its first process is not hibernated.
+      else if (conversation.everLive || conversation.options?.resume) hibernated++;
     }
     return {
       live: this.#live.size + starting,
@@ -709,6 +714,7 @@ export class SessionPool implements AsyncDisposable {
 
   #adopt(conversation: Conversation, session: DuplexSession): void {
     conversation.session = session;
+    conversation.everLive = true;
     conversation.sessionId = session.sessionId ?? conversation.sessionId;
     this.#keys.set(session, conversation.key);
     this.#live.set(conversation.key, conversation);
