@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type PoolHealth, SessionPool } from "../../../../adapters/subprocess/mod.ts";
-import { DuplexError, isDuplexError } from "../../../../src/errors.ts";
+import { isDuplexError } from "../../../../src/errors.ts";
 import type { DuplexSession } from "../../../../src/session/duplex_session.ts";
 import { CountingLaunch, EventLog, fakePool, FakeState, until } from "./_helpers.ts";
 
@@ -175,6 +175,39 @@ Deno.test("SessionPool.acquire() honours its signal and timeout and leaves no ho
     await assert.rejects(pool.acquire("k", { timeoutMs: 0 }), RangeError);
     await assert.rejects(pool.acquire("k", { timeoutMs: -1 }), RangeError);
     assert.equal(pool.peek("k"), undefined);
-    assert.ok(!(pool.peek("k") instanceof DuplexError));
+  });
+});
+
+Deno.test("SessionPool.acquire() of one key at once starts one process; holds add up", async (t) => {
+  await using state = await FakeState.make();
+  const log = new EventLog();
+  await using pool = new SessionPool(fakePool(state, log, { maxLive: 1, maxWaiting: 0 }));
+  await t.step("two acquires of a new key share its start", async () => {
+    const [x, y] = await Promise.all([pool.acquire("a"), pool.acquire("a")]);
+    assert.equal(x, y);
+    assert.equal(log.of("started").length, 1);
+    assert.equal(pool.peek("a")?.holds, 2);
+  });
+  await t.step("a held key is served at the limit, without waiting", async () => {
+    const again = await pool.acquire("a");
+    assert.equal(pool.peek("a")?.holds, 3);
+    assert.ok(again.alive);
+    for (let i = 0; i < 3; i++) pool.release("a");
+  });
+  await t.step("an acquire that evicts waits for the close even with maxWaiting 0", async () => {
+    const b = await pool.acquire("b");
+    assert.deepEqual(log.of("hibernated").map((e) => e.key), ["a"]);
+    await assert.rejects(pool.acquire("c"), (e) => isDuplexError(e, "pool_exhausted"));
+    assert.ok(b.alive);
+  });
+  await t.step("withSession() releases when its function throws", async () => {
+    pool.release("b");
+    await assert.rejects(
+      pool.withSession("b", () => {
+        throw new Error("inside");
+      }),
+      /inside/,
+    );
+    assert.equal(pool.peek("b")?.holds, 0);
   });
 });
