@@ -450,6 +450,9 @@ export class SessionPool implements AsyncDisposable {
   #release(conversation: Conversation): void {
     conversation.holds--;
     if (conversation.holds > 0) return;
+    if (this.#live.delete(conversation.key)) {
+      this.#live.set(conversation.key, conversation); // used until now: the most recent
+    }
     this.#armIdle(conversation);
     this.#wake();
   }

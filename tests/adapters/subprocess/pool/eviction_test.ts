@@ -80,3 +80,15 @@ Deno.test("SessionPool never evicts a conversation with a permission pending", a
   await pool.withSession("d", (s) => s.send("d1"));
   assert.deepEqual(evicted(log), ["b", "a"]);
 });
+
+Deno.test("SessionPool counts a conversation used until its release", async () => {
+  await using state = await FakeState.make();
+  const log = new EventLog();
+  await using pool = new SessionPool(fakePool(state, log, { maxLive: 2 }));
+  const a = await pool.acquire("a"); // acquired first, and held the longest
+  await pool.withSession("b", (s) => s.send("b1")); // idle since
+  await a.send("a1");
+  pool.release("a");
+  await pool.withSession("c", (s) => s.send("c1"));
+  assert.deepEqual(evicted(log), ["b"], "b has been idle longer than a");
+});
