@@ -211,3 +211,17 @@ Deno.test("SessionPool.acquire() of one key at once starts one process; holds ad
     assert.equal(pool.peek("b")?.holds, 0);
   });
 });
+
+Deno.test("SessionPool serves a waiting acquire when a live conversation crashes", async () => {
+  await using state = await FakeState.make();
+  const log = new EventLog();
+  await using pool = new SessionPool(fakePool(state, log, { maxLive: 1 }));
+  const a = await pool.acquire("a");
+  const waiting = pool.acquire("b");
+  await log.waitFor("waiting");
+  await assert.rejects(a.send("[[crash]]"));
+  const b = await waiting;
+  assert.ok(b.alive);
+  assert.equal(log.of("crashed")[0]?.key, "a");
+  assert.equal(pool.peek("a")?.holds, 1, "its holder still holds it");
+});

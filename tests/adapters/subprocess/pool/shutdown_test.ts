@@ -114,3 +114,17 @@ Deno.test("SessionPool closes everything at the end of an await using block", as
   assert.ok((await state.starts()).some((s) => s.pid === pid));
   await state.assertAllGone();
 });
+
+Deno.test("SessionPool closes a start slower than startTimeoutMs and rejects with timeout", async () => {
+  await using state = await FakeState.make();
+  const slow = await slowFolder(state, 8000);
+  const log = new EventLog();
+  await using pool = new SessionPool(fakePool(state, log, { startTimeoutMs: 300 }));
+  const began = performance.now();
+  await assert.rejects(pool.acquire("a", { cwd: slow }), (e) => isDuplexError(e, "timeout"));
+  assert.ok(performance.now() - began < 3000);
+  assert.equal(log.of("start_failed").length, 1);
+  assert.equal(pool.health.failures, 1);
+  await state.assertAllGone();
+  assert.equal(pool.peek("a"), undefined);
+});
