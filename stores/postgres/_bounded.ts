@@ -1,0 +1,95 @@
+// This module is browser compatible.
+/* Every call to the client is bounded by timeoutMs, and its failures are DuplexErrors. */
+
+import { DuplexError, type DuplexErrorKind } from "../../src/errors.ts";
+
+/*
+ * The kind of a failure of the server or the driver (refused or dropped
+ * connection, an SQL error): the operation was ended by something other than
+ * the caller. The lead is asked for a kind of its own (`store_failed`).
+ */
+const FAILED: DuplexErrorKind = "aborted";
+
+/* SQLSTATE undefined_table: the schema was not created. */
+const UNDEFINED_TABLE = "42P01";
+
+/** What an operation is, for its messages: "append to", "load from", …. */
+export interface Operation {
+  /** "append to", "load from", "list the sessions of", …. */
+  readonly verb: string;
+  /** The table, for the message. */
+  readonly label: string;
+  /** The bound of the whole call (what the message names). */
+  readonly timeoutMs: number;
+  /** When the call must be over (`performance.now()` time). */
+  readonly deadline: number;
+  /** True when the tables are created on first use (else a missing table gets a hint). */
+  readonly createSchema: boolean;
+}
+
+function describe(error: unknown): { text: string; code: unknown } {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return { text: error.message || error.name, code };
+  }
+  return { text: String(error), code: undefined };
+}
+
+/**
+ * Wraps a driver's error in a DuplexError that names the operation and the
+ * table (the driver's error is the `cause`).
+ */
+export function failure(op: Operation, error: unknown): DuplexError {
+  if (error instanceof DuplexError) return error;
+  const { text, code } = describe(error);
+  const hint = code === UNDEFINED_TABLE && !op.createSchema
+    ? ": create the tables first (postgresSessionStoreSchema()) or pass createSchema: true"
+    : "";
+  const shown = typeof code === "string" && !text.includes(code) ? ` (${code})` : "";
+  return new DuplexError(
+    FAILED,
+    `Cannot ${op.verb} the PostgreSQL session store (table ${op.label}): ${text}${shown}${hint}`,
+    { cause: error },
+  );
+}
+
+/**
+ * Runs `start()` (a query or a transaction) by `op.deadline`: past it,
+ * rejects with a `timeout` DuplexError and cancels the query if it can (what
+ * was sent may still take effect); a rejection becomes {@linkcode failure}.
+ */
+export async function bounded<T>(
+  op: Operation,
+  start: () => PromiseLike<T> & { cancel?(): void },
+): Promise<T> {
+  let pending: PromiseLike<T> & { cancel?(): void };
+  try {
+    pending = start();
+  } catch (error) {
+    throw failure(op, error);
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      try {
+        pending.cancel?.();
+      } catch { /* cancelling is best effort */ }
+      reject(
+        new DuplexError(
+          "timeout",
+          `Cannot ${op.verb} the PostgreSQL session store (table ${op.label}): no answer ` +
+            `within ${op.timeoutMs} ms (timeoutMs); the server may be unreachable or busy, ` +
+            `and what was sent may still take effect`,
+        ),
+      );
+    }, Math.max(0, op.deadline - performance.now()));
+  });
+  try {
+    return await Promise.race([Promise.resolve(pending), expired]);
+  } catch (error) {
+    throw failure(op, error);
+  } finally {
+    clearTimeout(timer);
+    Promise.resolve(pending).then(undefined, () => {}); // a late rejection is not unhandled
+  }
+}

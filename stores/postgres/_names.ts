@@ -1,0 +1,59 @@
+// This module is browser compatible.
+/* The store's tables: validated identifiers, always quoted. */
+
+import { DuplexError } from "../../src/errors.ts";
+
+/** The default table of entries. */
+export const DEFAULT_TABLE = "claude_session_entries";
+
+/* Identifiers cannot be bound as parameters: only these reach SQL text. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/* PostgreSQL truncates names beyond 63 bytes; the keys table adds "_keys". */
+const MAX_TABLE = 63 - "_keys".length;
+const MAX_SCHEMA = 63;
+
+/** The quoted, qualified names of the store's two tables. */
+export interface TableNames {
+  /** The entries table, like `"claude_session_entries"` or `"app"."claude_session_entries"`. */
+  readonly entries: string;
+  /** The keys table (one row per transcript, with its mtime). */
+  readonly keys: string;
+  /** Unquoted `schema.table`, for messages and the advisory lock. */
+  readonly label: string;
+  /** The schema, unquoted, if one was given. */
+  readonly schema: string | undefined;
+  /** The entries table, unquoted. */
+  readonly table: string;
+}
+
+function check(what: string, value: unknown, max: number): string {
+  if (typeof value !== "string" || !IDENTIFIER.test(value) || value.length > max) {
+    const shown = typeof value === "string" ? JSON.stringify(value.slice(0, 80)) : typeof value;
+    throw new DuplexError(
+      "invalid_argument",
+      `Cannot use ${shown} as the PostgreSQL ${what}: use letters, digits and _ ` +
+        `(not first), at most ${max} characters`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Validates the table and schema names and quotes them.
+ *
+ * @throws {DuplexError} `invalid_argument` for a name that is not a plain identifier.
+ */
+export function tableNames(options: { table?: unknown; schema?: unknown }): TableNames {
+  const table = check("table name", options.table ?? DEFAULT_TABLE, MAX_TABLE);
+  const schema = options.schema === undefined
+    ? undefined
+    : check("schema name", options.schema, MAX_SCHEMA);
+  const prefix = schema === undefined ? "" : `"${schema}".`;
+  return {
+    entries: `${prefix}"${table}"`,
+    keys: `${prefix}"${table}_keys"`,
+    label: schema === undefined ? table : `${schema}.${table}`,
+    schema,
+    table,
+  };
+}

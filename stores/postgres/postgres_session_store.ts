@@ -1,0 +1,289 @@
+// This module is browser compatible.
+/**
+ * {@linkcode PostgresSessionStore}: a `SessionStore` over PostgreSQL, for
+ * transcripts shared by many hosts.
+ *
+ * @module
+ */
+
+import type {
+  SessionKey,
+  SessionStore,
+  SessionStoreEntry,
+  StoredSessionRef,
+} from "../../src/store/session_store.ts";
+import type { PostgresClient } from "./postgres_client.ts";
+import { type TableNames, tableNames } from "./_names.ts";
+import { bounded, type Operation } from "./_bounded.ts";
+import { decodeEntry, encodeBatch, keyParams } from "./_checks.ts";
+import * as q from "./_sql.ts";
+import { DuplexError } from "../../src/errors.ts";
+
+/** Options of {@linkcode PostgresSessionStore}. */
+export interface PostgresSessionStoreOptions {
+  /**
+   * The entries table; the store also uses `<table>_keys`. Letters, digits
+   * and `_` only (it is spliced into SQL, quoted), at most 58 characters.
+   *
+   * @default {"claude_session_entries"}
+   */
+  readonly table?: string;
+  /**
+   * The PostgreSQL schema of the tables (it must exist); by default the
+   * client's `search_path` decides (most often `public`).
+   */
+  readonly schema?: string;
+  /**
+   * Create the tables on first use (`CREATE TABLE IF NOT EXISTS` under an
+   * advisory lock, so hosts starting together do not race). With `false`,
+   * create them yourself from {@linkcode postgresSessionStoreSchema}.
+   *
+   * @default {true}
+   */
+  readonly createSchema?: boolean;
+  /**
+   * How long one call (`append`, `load`, …) may take, schema creation
+   * included, before it rejects with a `DuplexError` of kind `timeout` (the
+   * query is cancelled; an append may still land, and a retry is harmless:
+   * entries with a uuid are stored once).
+   *
+   * @default {30000}
+   */
+  readonly timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * A `SessionStore` (the official SDK's contract) in PostgreSQL, through the
+ * `postgres` npm client (porsager's, version 3) that you create and pass in;
+ * nothing in the package depends on it ({@linkcode PostgresClient} is the
+ * few members the store calls).
+ *
+ * - Two tables: `<table>` holds one row per entry (its JSON text in a `json`
+ *   column, so it loads back exactly as appended, NUL escapes included),
+ *   ordered by a `bigserial`; `<table>_keys` one row per transcript with its
+ *   modification time (integer Unix ms, from the server's clock).
+ * - `append` is one statement, so a batch lands whole or not at all; an
+ *   entry whose `uuid` is already stored under the key is skipped (a
+ *   unique index and `ON CONFLICT DO NOTHING`), one without a `uuid` is
+ *   always appended. Appends to one key from one store run in call order
+ *   (even when not awaited), and across stores and hosts they are
+ *   serialised by the key's row, so entries load in commit order.
+ *   `append(key, [])` does nothing.
+ * - `load` gives `null` for a key never written (or deleted); `delete` of a
+ *   main transcript removes its subkeys too, in one transaction.
+ * - Failures reject with a `DuplexError` naming the operation and the table,
+ *   the driver's error as `cause`; no call outlives `timeoutMs`. The client
+ *   reconnects by itself once the server is back.
+ *
+ * @example Mirror a session's transcripts to PostgreSQL
+ * ```ts ignore
+ * import postgres from "npm:postgres@3";
+ * import { PostgresSessionStore } from "@duplex/claude/postgres";
+ * import { subprocess } from "@duplex/claude/subprocess";
+ * import { DuplexSession } from "@duplex/claude";
+ *
+ * const sql = postgres(Deno.env.get("DATABASE_URL")!);
+ * const store = new PostgresSessionStore(sql, { table: "claude_transcripts" });
+ * await using session = await DuplexSession.start({
+ *   transport: subprocess({ cwd: "/srv/project", sessionStore: store }),
+ * });
+ * ```
+ */
+export class PostgresSessionStore implements SessionStore {
+  readonly #sql: PostgresClient;
+  readonly #names: TableNames;
+  readonly #createSchema: boolean;
+  readonly #timeoutMs: number;
+  #schema: Promise<void> | undefined;
+  readonly #appends = new Map<string, Promise<void>>();
+
+  /**
+   * Checks the options; connects nothing until the first call.
+   *
+   * @param sql The client (`postgres(url)`); the store never ends it.
+   * @param options Tables, schema creation and the time bound.
+   * @throws {DuplexError} `invalid_argument` for a client without `unsafe`
+   *   and `begin`, a table or schema name that is not a plain identifier, or
+   *   a `timeoutMs` that is not a positive number.
+   */
+  constructor(sql: PostgresClient, options: PostgresSessionStoreOptions = {}) {
+    if (
+      (typeof sql !== "function" && (typeof sql !== "object" || sql === null)) ||
+      typeof sql.unsafe !== "function" || typeof sql.begin !== "function"
+    ) {
+      throw new DuplexError(
+        "invalid_argument",
+        "Cannot create a PostgresSessionStore: pass the postgres client (postgres(url)), " +
+          "something with unsafe() and begin()",
+      );
+    }
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (typeof timeoutMs !== "number" || !(timeoutMs > 0) || timeoutMs > 2_147_483_647) {
+      throw new DuplexError(
+        "invalid_argument",
+        `Cannot create a PostgresSessionStore: timeoutMs must be a positive number of ms, got ${
+          String(timeoutMs)
+        }`,
+      );
+    }
+    this.#sql = sql;
+    this.#names = tableNames(options);
+    this.#createSchema = options.createSchema ?? true;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /**
+   * Creates the tables if they are missing (what the first call does by
+   * itself with `createSchema: true`, the default); call it at start-up to
+   * fail early. With `createSchema: false`, it creates them all the same.
+   *
+   * @throws {DuplexError} When the server is unreachable or refuses (kind
+   *   `timeout` past `timeoutMs`).
+   */
+  async ensureSchema(): Promise<void> {
+    await this.#ensure(this.#op("create the tables of"));
+  }
+
+  /**
+   * Appends a batch, atomically, skipping entries whose uuid is stored.
+   *
+   * @param key The transcript.
+   * @param entries The lines, in order.
+   * @throws {DuplexError} `invalid_argument` for a bad key or entry (nothing
+   *   written); `timeout`; a server or driver failure.
+   */
+  async append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+    const op = this.#op("append to");
+    const params = keyParams(op.verb, key);
+    const batch = encodeBatch(entries);
+    if (batch === undefined) return;
+    // Appends to one key run one after the other, in call order (a pool would reorder them).
+    const id = JSON.stringify(params);
+    const mine = (this.#appends.get(id) ?? Promise.resolve()).then(async () => {
+      await this.#ready(op);
+      const statement = q.appendStatement(this.#names);
+      await bounded(op, () => this.#sql.unsafe(statement, [...params, batch]));
+    });
+    const tail = mine.then(() => {}, () => {});
+    this.#appends.set(id, tail);
+    tail.then(() => {
+      if (this.#appends.get(id) === tail) this.#appends.delete(id);
+    });
+    await mine;
+  }
+
+  /**
+   * Loads a transcript in append order.
+   *
+   * @param key The transcript.
+   * @returns Its entries, or `null` when none was ever appended (or it was deleted).
+   * @throws {DuplexError} As {@linkcode PostgresSessionStore.append}.
+   */
+  async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    const op = this.#op("load from");
+    const params = keyParams(op.verb, key);
+    await this.#ready(op);
+    const query = q.loadQuery(this.#names);
+    const rows = await bounded(op, () => this.#sql.unsafe(query, params));
+    if (rows.length === 0) return null;
+    return rows.map((row) => decodeEntry(row.e));
+  }
+
+  /**
+   * Lists a project's main transcripts with their modification times (the
+   * last append, integer Unix ms, strictly increasing per key), in no order.
+   *
+   * @param projectKey The project.
+   * @returns The sessions; none for an unknown project.
+   * @throws {DuplexError} As {@linkcode PostgresSessionStore.append}.
+   */
+  async listSessions(projectKey: string): Promise<StoredSessionRef[]> {
+    const op = this.#op("list the sessions of");
+    const [project] = keyParams(op.verb, { projectKey, sessionId: "-" }, false);
+    await this.#ready(op);
+    const query = q.listSessionsQuery(this.#names);
+    const rows = await bounded(op, () => this.#sql.unsafe(query, [project]));
+    return rows.map((row) => ({ sessionId: String(row.sid), mtime: Number(row.mtime) }));
+  }
+
+  /**
+   * Deletes a transcript; a main one with its subkeys (one transaction).
+   *
+   * @param key The transcript.
+   * @throws {DuplexError} As {@linkcode PostgresSessionStore.append}.
+   */
+  async delete(key: SessionKey): Promise<void> {
+    const op = this.#op("delete from");
+    const params = keyParams(op.verb, key);
+    await this.#ready(op);
+    const sub = params[2] !== "";
+    const statements = q.deleteStatements(this.#names, sub);
+    const values = sub ? params : params.slice(0, 2);
+    await this.#transaction(op, async (tx) => {
+      for (const statement of statements) await tx.unsafe(statement, values);
+    });
+  }
+
+  /**
+   * Lists the subpaths (subagent transcripts) under a session, sorted.
+   *
+   * @param key The session.
+   * @returns The subpaths; none for an unknown session.
+   * @throws {DuplexError} As {@linkcode PostgresSessionStore.append}.
+   */
+  async listSubkeys(
+    key: { readonly projectKey: string; readonly sessionId: string },
+  ): Promise<string[]> {
+    const op = this.#op("list the subkeys of");
+    const params = keyParams(op.verb, key, false).slice(0, 2);
+    await this.#ready(op);
+    const query = q.listSubkeysQuery(this.#names);
+    const rows = await bounded(op, () => this.#sql.unsafe(query, params));
+    return rows.map((row) => String(row.sub));
+  }
+
+  #op(verb: string): Operation {
+    return {
+      verb,
+      label: this.#names.label,
+      timeoutMs: this.#timeoutMs,
+      deadline: performance.now() + this.#timeoutMs,
+      createSchema: this.#createSchema,
+    };
+  }
+
+  async #ready(op: Operation): Promise<void> {
+    if (this.#createSchema) await this.#ensure(op);
+  }
+
+  /* Once per store; a failure is not remembered (the next call tries again). */
+  async #ensure(op: Operation): Promise<void> {
+    this.#schema ??= this.#create(op).catch((error) => {
+      this.#schema = undefined;
+      throw error;
+    });
+    await this.#schema;
+  }
+
+  async #create(op: Operation): Promise<void> {
+    const exists = await bounded(op, () => this.#sql.unsafe(q.existsQuery(this.#names)));
+    if (exists[0]?.ok === "true") return;
+    await this.#transaction(op, async (tx) => {
+      await tx.unsafe("SET LOCAL client_min_messages = warning"); // no "already exists" notices
+      await tx.unsafe(q.LOCK, [this.#names.label]);
+      for (const statement of q.schemaStatements(this.#names)) await tx.unsafe(statement);
+    });
+  }
+
+  /* A transaction, bounded on the server too (statement_timeout covers lock waits). */
+  #transaction(op: Operation, work: Parameters<PostgresClient["begin"]>[0]): Promise<unknown> {
+    const ms = Math.max(1, Math.ceil(op.deadline - performance.now()));
+    return bounded(op, () =>
+      this.#sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL statement_timeout = ${ms}`);
+        await work(tx);
+      }));
+  }
+}
