@@ -72,8 +72,11 @@ export type PoolEvent =
 export interface WaitTimes {
   /** Acquires measured in all. */
   readonly count: number;
+  /** The median of the last 1024. */
   readonly p50Ms: number;
+  /** The 99th percentile of the last 1024. */
   readonly p99Ms: number;
+  /** The longest of the last 1024. */
   readonly maxMs: number;
 }
 
@@ -97,16 +100,20 @@ export interface PoolHealth {
   readonly waiting: number;
   /** How conversations got their processes, counted since the pool started. */
   readonly handouts: Readonly<Record<StartVia, number>>;
+  /** Processes closed to hibernate their conversation (idle, or to make room). */
   readonly hibernations: number;
   /** Hibernations to make room (part of `hibernations`). */
   readonly evictions: number;
+  /** Live conversations whose process ended by itself (each resumed by its next acquire). */
   readonly crashes: number;
   /** Starts and resumes that failed. */
   readonly failures: number;
+  /** Claims of parked spares the CLI refused (each followed by a cold start). */
   readonly claimRefusals: number;
   /** Spares that failed to start or died before a hand-out. */
   readonly spareFailures: number;
   /** Acquires refused with `pool_exhausted`. */
   readonly exhausted: number;
+  /** How long successful acquires took (waiting for a slot and the start included). */
   readonly acquireWait: WaitTimes;
 }
