@@ -51,6 +51,13 @@ export type {
 export type { SessionInfo } from "./src/session/session_info.ts";
 export type { ClaimOptions, ClaimResult } from "./src/session/claim.ts";
 export type {
+  SessionKey,
+  SessionStore,
+  SessionStoreEntry,
+  StoredSessionRef,
+} from "./src/store/session_store.ts";
+export type { MirrorEvent, MirrorOptions, MirrorTarget } from "./src/store/mirror_target.ts";
+export type {
   DiagnosticEvent,
   ExitEvent,
   ExitStatus,

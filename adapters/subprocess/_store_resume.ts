@@ -28,8 +28,6 @@ export interface ResumeFolder {
   readonly path: string;
   /** Removes it; never rejects. */
   remove(): Promise<void>;
-  /** Removes it now, synchronously (for the host's exit). */
-  removeSync(): void;
 }
 
 /** What a store resume needs. */
@@ -76,11 +74,9 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
       ),
   });
   const stored = await abortable(resume.store.load(key), limit.signal);
-  const local = resume.configDir === undefined
-    ? []
-    : await readTranscriptEntries(
-      `${resume.configDir}/projects/${folderName}/${resume.sessionId}.jsonl`,
-    ).catch(() => []);
+  const local = resume.configDir === undefined ? [] : await readTranscriptEntries(
+    `${resume.configDir}/projects/${folderName}/${resume.sessionId}.jsonl`,
+  ).catch(() => []);
   if (stored === null || stored.length === 0) {
     if (local.length > 0) return undefined; // the store never got it: the local file resumes
     throw new DuplexError(
@@ -131,13 +127,6 @@ async function writeFolder(
   const folder: ResumeFolder = {
     path,
     remove: () => Deno.remove(path, { recursive: true }).catch(() => {}),
-    removeSync() {
-      try {
-        Deno.removeSync(path, { recursive: true });
-      } catch {
-        // Already gone.
-      }
-    },
   };
   try {
     await Deno.chmod(path, 0o700);
@@ -152,7 +141,9 @@ async function writeFolder(
     }
     const project = `${path}/projects/${folderName}`;
     await Deno.mkdir(project, { recursive: true });
-    await Deno.writeTextFile(`${project}/${resume.sessionId}.jsonl`, jsonl(stored), { mode: 0o600 });
+    await Deno.writeTextFile(`${project}/${resume.sessionId}.jsonl`, jsonl(stored), {
+      mode: 0o600,
+    });
     for (const [subpath, entries] of subs) {
       const file = `${project}/${resume.sessionId}/${subpath}.jsonl`;
       await Deno.mkdir(file.slice(0, file.lastIndexOf("/")), { recursive: true });

@@ -35,14 +35,19 @@ export interface SessionKey {
  * is the only invariant (key order may change).
  */
 export interface SessionStoreEntry {
+  /** The line's kind (`user`, `assistant`, `queue-operation`, `custom-title`, …). */
   readonly type: string;
+  /** The idempotency key, when the line has one. */
   readonly uuid?: string;
+  /** When the CLI wrote it (ISO 8601), when it says. */
   readonly timestamp?: string;
+  /** The rest of the line, opaque to a store. */
   readonly [key: string]: unknown;
 }
 
 /** A session of a project, as `listSessions` returns it. */
 export interface StoredSessionRef {
+  /** The session id. */
   readonly sessionId: string;
   /** The last append, integer Unix epoch milliseconds (stamped by the store). */
   readonly mtime: number;
