@@ -103,3 +103,9 @@ export {
   type ConformanceCliOptions,
   conformanceRules,
 } from "./conformance_peer.ts";
+export {
+  sessionStoreConformance,
+  STORE_CONTRACTS,
+  type StoreConformanceOptions,
+  type StoreContract,
+} from "./session_store_conformance.ts";
