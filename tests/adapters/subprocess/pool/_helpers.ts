@@ -8,7 +8,8 @@ import type { PoolEvent } from "../../../../adapters/subprocess/pool/pool_events
 import type { SessionPoolOptions } from "../../../../adapters/subprocess/pool/pool_options.ts";
 import { denoRunArgs, killIfAlive, makeTestDir, waitGone } from "../_helpers.ts";
 
-export { within } from "../_helpers.ts";
+/** Polls a condition until it holds (bounded). */
+export { waitUntil as until } from "../../../e2e/_harness.ts";
 
 /** The path of the pool's stand-in CLI. */
 export const FAKE_POOL_CLAUDE: string = decodeURIComponent(
@@ -184,19 +185,6 @@ export class EventLog {
 /** Waits `ms` milliseconds. */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `check` every 10 ms until it holds, for at most `ms`. */
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  ms = 5000,
-): Promise<void> {
-  const limit = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > limit) throw new Error(`Timed out after ${ms} ms: ${what}`);
-    await delay(10);
-  }
 }
 
 /**
