@@ -1,0 +1,250 @@
+/* One transcript file of a DirectorySessionStore: reading it in bounded
+ * chunks, and appending to it under an exclusive lock.
+ *
+ * An entry is committed when its newline is on disk: a last line without
+ * one (a writer that died mid-write) is torn. Load skips it (and counts it);
+ * the next append, holding the lock, cuts it off before writing.
+ *
+ * Cross-process dedup: every append holds `flock(LOCK_EX)` on the file
+ * itself (the kernel frees it when a process dies, so no stale lock files),
+ * re-checks that the path still names the locked file (a delete or a
+ * replace while it waited makes it start over), and reads what other
+ * processes appended since its last look to extend its uuid index. The
+ * index is checked against the file (inode, size, the last 64 bytes it saw)
+ * and rebuilt from the file when they differ. */
+
+import { type DecodeDiagnostic, FrameDecoder } from "../../../src/codec/frame_decoder.ts";
+import { DuplexError } from "../../../src/errors.ts";
+import type { SerializedEntry } from "../../../src/store/_store_checks.ts";
+import type { SessionStoreEntry } from "../../../src/store/session_store.ts";
+
+const CHUNK = 65_536;
+const TAIL = 64;
+const LF = 10;
+
+/** What a file holds up to its last newline: the uuids, and where its lines end. */
+export interface UuidIndex {
+  readonly ino: number | null;
+  /** Bytes up to and including the last newline. */
+  readonly size: number;
+  /** The last bytes before `size`, to tell the same file from a rewritten one. */
+  readonly tail: Uint8Array;
+  readonly uuids: Set<string>;
+}
+
+/** A line that was skipped: torn (no newline) or not a JSON object. */
+export interface SkippedBytes {
+  readonly kind: "torn" | Exclude<DecodeDiagnostic["kind"], "invalid_utf8">;
+  readonly bytes: number;
+  readonly excerpt: string;
+}
+
+async function readAt(file: Deno.FsFile, at: number, length: number): Promise<Uint8Array> {
+  const out = new Uint8Array(length);
+  await file.seek(at, Deno.SeekMode.Start);
+  let done = 0;
+  while (done < length) {
+    const n = await file.read(out.subarray(done));
+    if (n === null) break;
+    done += n;
+  }
+  return out.subarray(0, done);
+}
+
+/**
+ * Reads a file from `from` in chunks, passing each complete line's object
+ * to `onEntry`; returns the end of the last complete line and the torn tail.
+ */
+export async function scan(
+  file: Deno.FsFile,
+  from: number,
+  onEntry: (entry: Record<string, unknown>) => void,
+  options: { maxLineBytes?: number; onSkip?: (skip: SkippedBytes) => void } = {},
+): Promise<{ committed: number; torn: number }> {
+  const decoder = new FrameDecoder({
+    onFrame: onEntry,
+    ...(options.maxLineBytes ? { maxLineBytes: options.maxLineBytes } : {}),
+    onDiagnostic: (d) => {
+      if (d.kind !== "invalid_utf8") {
+        options.onSkip?.({ kind: d.kind, bytes: d.bytes, excerpt: d.excerpt });
+      }
+    },
+  });
+  await file.seek(from, Deno.SeekMode.Start);
+  const buffer = new Uint8Array(CHUNK);
+  let position = from;
+  let committed = from;
+  let tailStart: Uint8Array | undefined;
+  for (;;) {
+    const n = await file.read(buffer);
+    if (n === null) break;
+    const chunk = buffer.subarray(0, n);
+    const last = chunk.lastIndexOf(LF);
+    if (last >= 0) {
+      committed = position + last + 1;
+      tailStart = undefined;
+    }
+    if (last < n - 1 && tailStart === undefined) tailStart = chunk.slice(last + 1, last + 1 + 200);
+    decoder.push(chunk);
+    position += n;
+  }
+  const torn = position - committed;
+  if (torn > 0) {
+    options.onSkip?.({
+      kind: "torn",
+      bytes: torn,
+      excerpt: new TextDecoder().decode(tailStart ?? new Uint8Array()),
+    });
+  }
+  return { committed, torn };
+}
+
+/**
+ * Loads every committed entry of a file.
+ *
+ * @returns The entries, or `null` when the file does not exist.
+ */
+export async function loadFile(
+  path: string,
+  options: { maxLineBytes?: number; onSkip?: (skip: SkippedBytes) => void },
+): Promise<SessionStoreEntry[] | null> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+  try {
+    const entries: SessionStoreEntry[] = [];
+    await scan(file, 0, (entry) => entries.push(entry as SessionStoreEntry), options);
+    return entries;
+  } finally {
+    file.close();
+  }
+}
+
+/** What an append under the lock needs. */
+export interface LockedAppend {
+  readonly path: string;
+  readonly batch: readonly SerializedEntry[];
+  readonly index: UuidIndex | undefined;
+  readonly lockTimeoutMs: number;
+  readonly clock: () => number;
+  readonly sync: boolean;
+  /** Called with the file's path, once created (empty), before anything is written. */
+  readonly onCreate: () => Promise<void>;
+  readonly onSkip: (skip: SkippedBytes) => void;
+  readonly maxLineBytes: number;
+}
+
+async function lockWithin(file: Deno.FsFile, path: string, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const locking = file.lock(true);
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(
+        new DuplexError(
+          "timeout",
+          `Cannot append to the store: ${path} stayed locked by another writer for ` +
+            `${ms} ms (lockTimeoutMs)`,
+        ),
+      );
+    }, ms);
+  });
+  try {
+    await Promise.race([locking, timeout]);
+  } catch (error) {
+    // The lock may still be granted later: release the file then.
+    locking.then(() => file.close(), () => file.close());
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function sameFile(path: string, file: Deno.FsFile): Promise<boolean> {
+  try {
+    const [named, open] = [await Deno.stat(path), await file.stat()];
+    return named.ino === open.ino && named.dev === open.dev;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+async function indexFor(
+  file: Deno.FsFile,
+  info: Deno.FileInfo,
+  known: UuidIndex | undefined,
+  append: LockedAppend,
+) {
+  let base = known;
+  if (base) {
+    const tail = base.size > 0
+      ? await readAt(file, base.size - base.tail.length, base.tail.length)
+      : new Uint8Array();
+    const same = base.ino === info.ino && info.size >= base.size &&
+      tail.length === base.tail.length && tail.every((byte, i) => byte === base!.tail[i]);
+    if (!same) base = undefined;
+  }
+  const uuids = new Set(base?.uuids ?? []);
+  const { committed, torn } = await scan(file, base?.size ?? 0, (entry) => {
+    if (typeof entry.uuid === "string") uuids.add(entry.uuid);
+  }, { maxLineBytes: append.maxLineBytes, onSkip: append.onSkip });
+  if (torn > 0) await file.truncate(committed);
+  return { committed, uuids };
+}
+
+/**
+ * Appends the new entries of a batch under the file's lock, stamps the
+ * file's mtime from the store's clock (always past the previous one).
+ *
+ * @returns The file's index afterwards.
+ */
+export async function appendLocked(append: LockedAppend): Promise<UuidIndex> {
+  const { path } = append;
+  for (let attempt = 0;; attempt++) {
+    const file = await Deno.open(path, { read: true, append: true, create: true, mode: 0o600 });
+    let locked = false;
+    try {
+      await lockWithin(file, path, append.lockTimeoutMs);
+      locked = true;
+      if (!(await sameFile(path, file))) {
+        if (attempt < 10) continue; // deleted or replaced while we waited: open it again
+        throw new DuplexError(
+          "invalid_argument",
+          `Cannot append to the store: ${path} keeps changing`,
+        );
+      }
+      const info = await file.stat();
+      if (info.size === 0) await append.onCreate();
+      const { committed, uuids } = await indexFor(file, info, append.index, append);
+      const seen = new Set<string>();
+      const lines = append.batch.filter((entry) => {
+        if (entry.uuid === undefined) return true;
+        if (uuids.has(entry.uuid) || seen.has(entry.uuid)) return false;
+        seen.add(entry.uuid);
+        return true;
+      }).map((entry) => entry.json);
+      let size = committed;
+      if (lines.length > 0) {
+        const bytes = new TextEncoder().encode(`${lines.join("\n")}\n`);
+        for (let written = 0; written < bytes.length;) {
+          written += await file.write(bytes.subarray(written));
+        }
+        if (append.sync) await file.sync();
+        size += bytes.length;
+        const previous = Math.floor(info.mtime?.getTime() ?? 0);
+        const now = Math.floor(append.clock());
+        const mtime = info.size > 0 && !(now > previous) ? previous + 1 : now;
+        await file.utime(new Date(), new Date(mtime));
+        for (const uuid of seen) uuids.add(uuid);
+      }
+      const tail = await readAt(file, Math.max(0, size - TAIL), Math.min(size, TAIL));
+      return { ino: info.ino, size, tail, uuids };
+    } finally {
+      if (locked) file.close();
+    }
+  }
+}

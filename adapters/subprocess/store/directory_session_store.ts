@@ -1,0 +1,366 @@
+/**
+ * {@linkcode DirectorySessionStore}: the embedded default `SessionStore`,
+ * one folder on the local disk, nothing to install.
+ *
+ * @module
+ */
+
+import { checkMs } from "../../../src/_deadline.ts";
+import { checkKey, checkProjectKey, serializeEntries } from "../../../src/store/_store_checks.ts";
+import type {
+  SessionKey,
+  SessionStore,
+  SessionStoreEntry,
+  StoredSessionRef,
+} from "../../../src/store/session_store.ts";
+import { absolutePath, explainFsError } from "../history/_paths.ts";
+import { appendLocked, loadFile, type SkippedBytes, type UuidIndex } from "./_jsonl_file.ts";
+import { fieldOfListed, keyPaths, projectDir } from "./_key_paths.ts";
+
+/** A line a {@linkcode DirectorySessionStore} skipped while reading a transcript. */
+export interface DirectoryStoreSkip {
+  /** The transcript. */
+  readonly key: SessionKey;
+  /** Its file. */
+  readonly file: string;
+  /**
+   * `torn`: the last line has no newline (a writer died mid-write; the next
+   * append cuts it off); otherwise the decoder's reason (`invalid_json`,
+   * `not_an_object`, `line_too_long`, `noise`).
+   */
+  readonly kind: "torn" | "noise" | "invalid_json" | "not_an_object" | "line_too_long";
+  /** Its size in bytes. */
+  readonly bytes: number;
+  /** Its first characters (at most 200). */
+  readonly excerpt: string;
+}
+
+/** Options of the {@linkcode DirectorySessionStore} constructor. */
+export interface DirectorySessionStoreOptions {
+  /**
+   * The store's clock (milliseconds since the epoch): each append stamps the
+   * transcript file's modification time from it, one millisecond past the
+   * previous stamp when the clock has not moved.
+   *
+   * @default {Date.now}
+   */
+  readonly clock?: () => number;
+  /**
+   * How long an append waits for another writer (another process) to
+   * release the file's lock before it fails with a `timeout` error.
+   *
+   * @default {30000}
+   */
+  readonly lockTimeoutMs?: number;
+  /**
+   * `fsync` each append before it resolves (survives a power loss, not only
+   * a crash of the process; slower).
+   *
+   * @default {false}
+   */
+  readonly sync?: boolean;
+  /**
+   * The longest entry read back, in bytes of JSON; a longer line is skipped
+   * (and reported) instead of held in memory.
+   *
+   * @default {67108864}
+   */
+  readonly maxLineBytes?: number;
+  /**
+   * How many keys' uuid indexes this object keeps in memory (least recently
+   * used first out); an evicted key's index is rebuilt from its file.
+   *
+   * @default {64}
+   */
+  readonly indexCacheKeys?: number;
+  /**
+   * Called with each line skipped while reading (torn or not JSON).
+   *
+   * @default {undefined}
+   */
+  readonly onSkip?: (skip: DirectoryStoreSkip) => void;
+}
+
+/**
+ * A `SessionStore` in one folder: a JSONL file per key
+ * (`<dir>/<project>/<session>.jsonl`, subkeys in `<dir>/<project>/<session>/`),
+ * the embedded default that works with nothing installed.
+ *
+ * - Key fields become file names that cannot leave the folder or collide:
+ *   bytes other than `a-z 0-9 _ -` are written `%XX`, a name over 160
+ *   characters becomes `~<sha256>` with the field kept in `~<sha256>.name`.
+ *   Any non-empty `projectKey`, `sessionId` or `subpath` string works.
+ * - Appends survive a crash mid-write: an entry counts once its newline is
+ *   on disk; a torn last line is skipped on load (counted in
+ *   `skippedLines`, reported to `onSkip`) and cut off by the next append.
+ * - Dedup by `uuid` holds across processes: each append takes an exclusive
+ *   `flock` on the file (freed by the kernel if the process dies), re-reads
+ *   what other writers appended since its last look, and skips entries whose
+ *   uuid the file holds. Appends of one object run in call order.
+ * - `mtime` is the file's modification time, stamped from the store's
+ *   clock; `listSessions` reads it.
+ * - `load` reads in 64 KiB chunks: memory is the entries plus one line.
+ *
+ * Permissions: `--allow-read` and `--allow-write` for the folder.
+ *
+ * @example Keep transcripts in a folder
+ * ```ts ignore
+ * import { DirectorySessionStore } from "@duplex/claude/subprocess";
+ *
+ * const store = new DirectorySessionStore("/var/lib/claude-sessions");
+ * await store.append({ projectKey: "tenant-1", sessionId: "5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f" }, [
+ *   { type: "user", uuid: "u1", message: { role: "user", content: "hi" } },
+ * ]);
+ * ```
+ */
+export class DirectorySessionStore implements SessionStore {
+  readonly #root: string;
+  readonly #clock: () => number;
+  readonly #lockTimeoutMs: number;
+  readonly #sync: boolean;
+  readonly #maxLineBytes: number;
+  readonly #cacheKeys: number;
+  readonly #onSkip: ((skip: DirectoryStoreSkip) => void) | undefined;
+  readonly #indexes = new Map<string, UuidIndex>();
+  readonly #queues = new Map<string, Promise<unknown>>();
+  #skipped = 0;
+
+  /**
+   * Opens (lazily creates) a store in a folder.
+   *
+   * @param dir The folder (created with mode 0700 on the first append).
+   * @param options Clock, lock timeout, sync, limits, `onSkip`.
+   * @throws {TypeError} When `dir` is not a non-empty string or an option has the wrong type.
+   * @throws {RangeError} When `lockTimeoutMs`, `maxLineBytes` or `indexCacheKeys` is out of range.
+   */
+  constructor(dir: string, options: DirectorySessionStoreOptions = {}) {
+    if (typeof dir !== "string" || dir === "") {
+      throw new TypeError("Cannot open a DirectorySessionStore: dir must be a non-empty string");
+    }
+    for (const name of ["clock", "onSkip"] as const) {
+      if (options[name] !== undefined && typeof options[name] !== "function") {
+        throw new TypeError(`Cannot open a DirectorySessionStore: ${name} must be a function`);
+      }
+    }
+    this.#root = absolutePath(dir);
+    this.#clock = options.clock ?? Date.now;
+    this.#lockTimeoutMs = checkMs(
+      options.lockTimeoutMs ?? 30_000,
+      "Cannot open a DirectorySessionStore: lockTimeoutMs",
+    );
+    this.#sync = options.sync === true;
+    this.#maxLineBytes = wholeNumber(options.maxLineBytes, 67_108_864, "maxLineBytes", 1);
+    this.#cacheKeys = wholeNumber(options.indexCacheKeys, 64, "indexCacheKeys", 0);
+    this.#onSkip = options.onSkip;
+  }
+
+  /** The store's folder (absolute). */
+  get dir(): string {
+    return this.#root;
+  }
+
+  /** How many lines reading has skipped so far (torn or not JSON). */
+  get skippedLines(): number {
+    return this.#skipped;
+  }
+
+  #skipper(key: SessionKey, file: string): (skip: SkippedBytes) => void {
+    return (skip) => {
+      this.#skipped++;
+      this.#onSkip?.({ key, file, ...skip });
+    };
+  }
+
+  /** Runs `fn` after every earlier operation on `path` by this object. */
+  #serial<T>(path: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(path) ?? Promise.resolve();
+    const next = previous.then(fn, fn);
+    const settled = next.catch(() => {});
+    this.#queues.set(path, settled);
+    settled.then(() => {
+      if (this.#queues.get(path) === settled) this.#queues.delete(path);
+    });
+    return next;
+  }
+
+  /**
+   * Appends a batch: entries whose uuid the file already holds are skipped,
+   * the others are written in one write, in order.
+   *
+   * @param key The transcript.
+   * @param entries The entries.
+   * @returns Nothing, once written (and synced with `sync`).
+   * @throws {TypeError} For a bad key or entry (nothing is written).
+   * @throws {DuplexError} `timeout` when another writer holds the lock past
+   * `lockTimeoutMs`; `not_permitted` when the folder may not be written.
+   */
+  async append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+    const action = "append to the store";
+    checkKey(key, action);
+    const batch = serializeEntries(entries, action);
+    if (batch.length === 0) return;
+    const paths = await keyPaths(this.#root, key);
+    await this.#serial(paths.file, async () => {
+      try {
+        await Deno.mkdir(paths.dir, { recursive: true, mode: 0o700 });
+        const index = await appendLocked({
+          path: paths.file,
+          batch,
+          index: this.#indexes.get(paths.file),
+          lockTimeoutMs: this.#lockTimeoutMs,
+          clock: () => {
+            const now = this.#clock();
+            return Number.isFinite(now) ? now : Date.now();
+          },
+          sync: this.#sync,
+          maxLineBytes: this.#maxLineBytes,
+          onSkip: this.#skipper(key, paths.file),
+          onCreate: async () => {
+            for (const [sidecar, field] of paths.sidecars) {
+              await Deno.writeTextFile(sidecar, field, { mode: 0o600 });
+            }
+          },
+        });
+        this.#remember(paths.file, index);
+      } catch (error) {
+        this.#indexes.delete(paths.file);
+        throw explainFsError(error, action, this.#root, "write");
+      }
+    });
+  }
+
+  #remember(file: string, index: UuidIndex): void {
+    this.#indexes.delete(file);
+    if (this.#cacheKeys === 0) return;
+    this.#indexes.set(file, index);
+    while (this.#indexes.size > this.#cacheKeys) {
+      this.#indexes.delete(this.#indexes.keys().next().value as string);
+    }
+  }
+
+  /**
+   * Loads a transcript's committed entries (a torn last line is skipped).
+   *
+   * @param key The transcript.
+   * @returns Its entries, or `null` when it was never written (or was deleted).
+   * @throws {TypeError} For a bad key.
+   * @throws {DuplexError} `not_permitted` when the folder may not be read.
+   */
+  async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    checkKey(key, "load from the store");
+    const { file } = await keyPaths(this.#root, key);
+    try {
+      return await loadFile(file, {
+        maxLineBytes: this.#maxLineBytes,
+        onSkip: this.#skipper(key, file),
+      });
+    } catch (error) {
+      throw explainFsError(error, "load from the store", this.#root, "read");
+    }
+  }
+
+  async #listJsonl(dir: string, action: string): Promise<[string, Deno.FileInfo][]> {
+    const found: [string, Deno.FileInfo][] = [];
+    try {
+      for await (const entry of Deno.readDir(dir)) {
+        if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
+        const field = await fieldOfListed(dir, entry.name.slice(0, -".jsonl".length));
+        if (field === undefined) continue;
+        try {
+          found.push([field, await Deno.lstat(`${dir}/${entry.name}`)]);
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) throw error; // deleted while listed
+        }
+      }
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return found;
+      throw explainFsError(error, action, this.#root, "read");
+    }
+    return found;
+  }
+
+  /**
+   * Lists a project's sessions (those with a main transcript).
+   *
+   * @param projectKey The project.
+   * @returns Each session id with its file's modification time (any order).
+   * @throws {TypeError} When `projectKey` is not a non-empty string.
+   */
+  async listSessions(projectKey: string): Promise<StoredSessionRef[]> {
+    const action = "list the store's sessions";
+    checkProjectKey(projectKey, action);
+    const { dir } = await projectDir(this.#root, projectKey);
+    return (await this.#listJsonl(dir, action)).map(([sessionId, info]) => ({
+      sessionId,
+      mtime: Math.floor(info.mtime?.getTime() ?? 0),
+    }));
+  }
+
+  /**
+   * Lists the subpaths stored under a session.
+   *
+   * @param key The session.
+   * @returns The subpaths, sorted.
+   * @throws {TypeError} For a bad key.
+   */
+  async listSubkeys(
+    key: { readonly projectKey: string; readonly sessionId: string },
+  ): Promise<string[]> {
+    const action = "list the store's subkeys";
+    checkKey(key, action);
+    const { subkeysDir } = await keyPaths(this.#root, {
+      projectKey: key.projectKey,
+      sessionId: key.sessionId,
+    });
+    return (await this.#listJsonl(subkeysDir as string, action)).map(([subpath]) => subpath).sort();
+  }
+
+  /**
+   * Deletes a transcript; a main one with its subkeys. An unknown key is a no-op.
+   *
+   * @param key The transcript.
+   * @returns Nothing, once removed.
+   * @throws {TypeError} For a bad key.
+   * @throws {DuplexError} `not_permitted` when the folder may not be written.
+   */
+  async delete(key: SessionKey): Promise<void> {
+    const action = "delete from the store";
+    checkKey(key, action);
+    const paths = await keyPaths(this.#root, key);
+    await this.#serial(paths.file, async () => {
+      // The file, its sidecar (if its name is a hash), and a main key's subkeys.
+      const doomed = [paths.file, paths.file.replace(/\.jsonl$/, ".name")];
+      if (paths.subkeysDir) doomed.push(paths.subkeysDir);
+      try {
+        for (const path of doomed) await Deno.remove(path, { recursive: true }).catch(notFound);
+      } catch (error) {
+        throw explainFsError(error, action, this.#root, "write");
+      } finally {
+        for (const file of [...this.#indexes.keys()]) {
+          if (
+            file === paths.file || (paths.subkeysDir && file.startsWith(`${paths.subkeysDir}/`))
+          ) {
+            this.#indexes.delete(file);
+          }
+        }
+      }
+    });
+  }
+}
+
+function notFound(error: unknown): void {
+  if (!(error instanceof Deno.errors.NotFound)) throw error;
+}
+
+function wholeNumber(value: unknown, fallback: number, name: string, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number") {
+    throw new TypeError(`Cannot open a DirectorySessionStore: ${name} must be a number`);
+  }
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(
+      `Cannot open a DirectorySessionStore: ${name} must be a whole number of at least ${min}, got ${value}`,
+    );
+  }
+  return value;
+}
