@@ -28,6 +28,17 @@ export type PoolEvent =
   }
   /** A conversation could not get a process (the acquire rejected with `error`). */
   | { readonly type: "start_failed"; readonly key: string; readonly error: Error }
+  /**
+   * A spare taken for a conversation could not serve it (it died, or its
+   * `set_model` / `set_permission_mode` / claim failed for another reason
+   * than a refusal); it was closed and the conversation started another way.
+   */
+  | {
+    readonly type: "handout_failed";
+    readonly key: string;
+    readonly kind: SpareKind;
+    readonly error: Error;
+  }
   /** A parked spare refused its claim; the conversation starts cold instead. */
   | {
     readonly type: "claim_refused";
@@ -36,7 +47,7 @@ export type PoolEvent =
     readonly reason: string;
     readonly message: string;
   }
-  /** A conversation's process was closed; its session id is kept to resume it. */
+  /** A conversation's process is being closed (gone soon after); its session id is kept to resume it. */
   | {
     readonly type: "hibernated";
     readonly key: string;
@@ -110,6 +121,8 @@ export interface PoolHealth {
   readonly failures: number;
   /** Claims of parked spares the CLI refused (each followed by a cold start). */
   readonly claimRefusals: number;
+  /** Spares taken for a conversation that could not serve it (see `handout_failed`). */
+  readonly handoutFailures: number;
   /** Spares that failed to start or died before a hand-out. */
   readonly spareFailures: number;
   /** Acquires refused with `pool_exhausted`. */

@@ -7,26 +7,23 @@
  */
 
 import { abortable, checkMs, deadline } from "../../../src/_deadline.ts";
-import { DuplexError, excerptOf, isDuplexError } from "../../../src/errors.ts";
+import { DuplexError } from "../../../src/errors.ts";
 import { DuplexSession } from "../../../src/session/duplex_session.ts";
-import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
-import type { PermissionRequest } from "../../../src/permissions/permission.ts";
 import { Broadcast } from "../../../src/subscriptions/_broadcast.ts";
 import type { Subscription, SubscriptionOptions } from "../../../src/subscriptions/subscription.ts";
 import { subprocess } from "../subprocess_transport.ts";
-import type { SubprocessOptions } from "../subprocess_options.ts";
-import type { PoolEvent, PoolHealth, SpareKind, StartVia } from "./pool_events.ts";
+import type { PoolEvent, PoolHealth, StartVia } from "./pool_events.ts";
 import {
   type AcquireOptions,
   checkConversation,
   checkPoolOptions,
   conversationOf,
   type ConversationOptions,
-  fitsWarmSpare,
   type PoolSettings,
   type SessionPoolOptions,
 } from "./pool_options.ts";
-import { type Spare, SpareShelf } from "./_spare_shelf.ts";
+import { SpareShelf } from "./_spare_shelf.ts";
+import { Launcher } from "./_launcher.ts";
 import { WaitRing } from "./_wait_times.ts";
 
 /** What the pool knows of one conversation; a hibernated one holds only this. */
@@ -102,9 +99,7 @@ interface Waiter {
 export class SessionPool implements AsyncDisposable {
   readonly #options: SessionPoolOptions;
   readonly #settings: PoolSettings;
-  readonly #process: SubprocessOptions;
-  readonly #cwd: string | undefined;
-  readonly #launch: (options: SubprocessOptions) => ReturnType<typeof subprocess>;
+  readonly #launcher: Launcher;
   readonly #conversations = new Map<string, Conversation>();
   /** Conversations with a live process, least recently used first. */
   readonly #live = new Map<string, Conversation>();
@@ -123,12 +118,11 @@ export class SessionPool implements AsyncDisposable {
     crashes: 0,
     failures: 0,
     claimRefusals: 0,
+    handoutFailures: 0,
     spareFailures: 0,
     exhausted: 0,
   };
   #starting = 0;
-  #parkDir: Promise<string> | undefined;
-  #ownParkDir = false;
   #closed: Promise<void> | undefined;
   /** Aborts every start and claim in progress when the pool closes. */
   readonly #stopping = new AbortController();
@@ -143,16 +137,20 @@ export class SessionPool implements AsyncDisposable {
   constructor(options: SessionPoolOptions = {}) {
     this.#settings = checkPoolOptions(options);
     this.#options = options;
-    this.#process = options.process ?? {};
-    const cwd = this.#process.cwd;
-    this.#cwd = cwd instanceof URL ? decodeURIComponent(cwd.pathname) : cwd;
-    this.#launch = options.launch ?? subprocess;
-    this.#launch(this.#process); // checks the options now, spawns nothing
+    const launch = options.launch ?? subprocess;
+    launch(options.process ?? {}); // checks the options now, spawns nothing
+    this.#launcher = new Launcher(options, this.#settings, launch, () => ({
+      shelf: this.#shelf,
+      stopping: this.#stopping.signal,
+      keyOf: (session) => this.#keys.get(session),
+      publish: (event) => this.#publish(event),
+      count: (counter) => this.#counts[counter]++,
+    }));
     this.#shelf = new SpareShelf(
       { warm: this.#settings.spares, parked: this.#settings.parkedSpares },
       this.#settings.prewarmConcurrency,
       {
-        open: (kind, signal) => this.#openSpare(kind, signal),
+        open: (kind, signal) => this.#launcher.openSpare(kind, signal),
         demandStarting: () => this.#starting > 0,
         publish: (event) => this.#publish(event),
         failed: () => this.#counts.spareFailures++,
@@ -505,7 +503,7 @@ export class SessionPool implements AsyncDisposable {
     const began = performance.now();
     this.#starting++;
     try {
-      const { session, via } = await this.#open(conversation);
+      const { session, via } = await this.#launcher.open(conversation);
       if (this.#closed) {
         await session.close();
         throw closedError();
@@ -535,186 +533,6 @@ export class SessionPool implements AsyncDisposable {
     }
   }
 
-  async #open(conversation: Conversation): Promise<{ session: DuplexSession; via: StartVia }> {
-    const options = conversation.options ?? {};
-    const resume = conversation.sessionId ?? options.resume;
-    if (resume !== undefined) {
-      return { session: await this.#resume(conversation, resume), via: "resumed" };
-    }
-    if (fitsWarmSpare(options, this.#cwd)) {
-      const spare = this.#shelf.take("warm");
-      const session = spare && await this.#handOut(spare, options);
-      if (session) return { session, via: "spare" };
-    }
-    const parked = this.#shelf.take("parked");
-    const claimed = parked && await this.#claim(parked, conversation);
-    if (claimed) return { session: claimed, via: "parked" };
-    return { session: await this.#cold(options), via: "cold" };
-  }
-
-  /* A spare for the known configuration, with the conversation's model and mode; `undefined` if it failed. */
-  async #handOut(spare: Spare, options: ConversationOptions): Promise<DuplexSession | undefined> {
-    const session = await spare.ready.catch(() => undefined);
-    if (!session?.alive) return undefined;
-    try {
-      await this.#applyModel(session, options);
-      if (
-        options.permissionMode !== undefined &&
-        options.permissionMode !== this.#process.permissionMode
-      ) {
-        await session.setPermissionMode(options.permissionMode, this.#controlLimit());
-      }
-      return session;
-    } catch {
-      await session.close();
-      return undefined;
-    }
-  }
-
-  /* A parked spare bound to the conversation's folder; `undefined` when refused or failed. */
-  async #claim(spare: Spare, conversation: Conversation): Promise<DuplexSession | undefined> {
-    const session = await spare.ready.catch(() => undefined);
-    if (!session?.alive) return undefined;
-    const options = conversation.options ?? {};
-    const permissionMode = options.permissionMode ?? this.#process.permissionMode;
-    try {
-      await session.claimSession({
-        cwd: options.cwd ?? this.#cwd ?? Deno.cwd(),
-        ...(permissionMode === undefined ? {} : { permissionMode }),
-        ...(options.additionalDirectories === undefined
-          ? {}
-          : { additionalDirectories: options.additionalDirectories }),
-        ...(options.appendSystemPrompt === undefined
-          ? {}
-          : { appendSystemPrompt: options.appendSystemPrompt }),
-        ...(options.title === undefined ? {} : { title: options.title }),
-        ...(options.agents === undefined ? {} : { agents: options.agents }),
-      }, this.#controlLimit());
-      await this.#applyModel(session, options);
-      return session;
-    } catch (error) {
-      if (isDuplexError(error, "claim_refused")) {
-        this.#counts.claimRefusals++;
-        this.#publish({
-          type: "claim_refused",
-          key: conversation.key,
-          reason: error.errorCode ?? "refused",
-          message: error.message,
-        });
-      }
-      await session.close(); // a refused spare stays parked: it is let go
-      return undefined;
-    }
-  }
-
-  async #applyModel(session: DuplexSession, options: ConversationOptions): Promise<void> {
-    if (options.model !== undefined && options.model !== this.#process.model) {
-      await session.setModel(options.model, this.#controlLimit());
-    }
-  }
-
-  #controlLimit(): { timeoutMs: number; signal: AbortSignal } {
-    return { timeoutMs: this.#settings.startTimeoutMs, signal: this.#stopping.signal };
-  }
-
-  async #cold(options: ConversationOptions, resume?: string): Promise<DuplexSession> {
-    const base = this.#process;
-    const process: SubprocessOptions = {
-      ...base,
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      ...(options.model === undefined ? {} : { model: options.model }),
-      ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
-      ...(options.additionalDirectories === undefined ? {} : {
-        additionalDirectories: [
-          ...(base.additionalDirectories ?? []),
-          ...options.additionalDirectories,
-        ],
-      }),
-      ...(options.title === undefined || resume !== undefined ? {} : { title: options.title }),
-      ...(resume === undefined ? {} : { resume }),
-    };
-    const shared = this.#options.session ?? {};
-    return await this.#startSession(process, this.#stopping.signal, {
-      ...(options.appendSystemPrompt === undefined
-        ? {}
-        : { appendSystemPrompt: options.appendSystemPrompt }),
-      ...(options.agents === undefined ? {} : { agents: { ...shared.agents, ...options.agents } }),
-    });
-  }
-
-  async #resume(conversation: Conversation, sessionId: string): Promise<DuplexSession> {
-    try {
-      return await this.#cold(conversation.options ?? {}, sessionId);
-    } catch (error) {
-      if (isDuplexError(error, "timeout") || isDuplexError(error, "closed")) throw error;
-      const exit = isDuplexError(error) ? error.exit : undefined;
-      const stderr = exit?.stderrTail.trim();
-      throw new DuplexError(
-        "resume_failed",
-        `Cannot resume "${conversation.key}" (session ${sessionId}): ` +
-          (error instanceof Error ? error.message : String(error)) +
-          (stderr ? `; the CLI said: ${excerptOf(stderr)}` : "") +
-          "; resume needs session persistence, the same config folder and the same cwd " +
-          "(forget the key to start it new)",
-        { cause: error, ...(exit ? { exit } : {}) },
-      );
-    }
-  }
-
-  async #openSpare(kind: SpareKind, signal: AbortSignal): Promise<DuplexSession> {
-    const process = kind === "warm"
-      ? this.#process
-      : { ...this.#process, cwd: await this.#parkFolder(), awaitClaim: true };
-    // A spare being handed out has left the shelf: the pool's close must stop it too.
-    return await this.#startSession(process, AbortSignal.any([signal, this.#stopping.signal]), {});
-  }
-
-  /* Starts a session and waits for its `initialize` answer (the CLI ready), bounded. */
-  async #startSession(
-    process: SubprocessOptions,
-    signal: AbortSignal,
-    extra: Partial<DuplexSessionOptions>,
-  ): Promise<DuplexSession> {
-    const shared = this.#options.session ?? {};
-    const holder: { session?: DuplexSession } = {};
-    const handler = this.#options.onPermission;
-    const session = await DuplexSession.start({
-      ...shared,
-      ...extra,
-      initialize: typeof shared.initialize === "object" ? shared.initialize : true,
-      transport: this.#launch(process),
-      ...(handler
-        ? { onPermission: (request: PermissionRequest) => this.#decide(request, holder.session) }
-        : {}),
-    });
-    holder.session = session;
-    const { startTimeoutMs } = this.#settings;
-    try {
-      using limit = deadline(startTimeoutMs, {
-        signal,
-        reason: () =>
-          new DuplexError("timeout", `The CLI did not get ready within ${startTimeoutMs} ms`),
-      });
-      await abortable(session.initialized, limit.signal);
-      return session;
-    } catch (error) {
-      const status = await session.close();
-      const exit = status.state === "running" ? undefined : status.exit;
-      if (isDuplexError(error) && !error.exit && exit && !exit.requested) {
-        throw new DuplexError(error.kind, error.message, { cause: error, exit });
-      }
-      throw error;
-    }
-  }
-
-  #decide(request: PermissionRequest, session: DuplexSession | undefined) {
-    const key = session && this.#keys.get(session);
-    if (!session || key === undefined) {
-      return { behavior: "deny" as const, message: "No conversation holds this session" };
-    }
-    return this.#options.onPermission!(request, { key, session });
-  }
-
   #adopt(conversation: Conversation, session: DuplexSession): void {
     conversation.session = session;
     conversation.everLive = true;
@@ -742,13 +560,6 @@ export class SessionPool implements AsyncDisposable {
     });
   }
 
-  #parkFolder(): Promise<string> {
-    const given = this.#options.parkDir;
-    if (given !== undefined) return Promise.resolve(given);
-    this.#ownParkDir = true;
-    return this.#parkDir ??= Deno.makeTempDir({ prefix: "duplex-park-" });
-  }
-
   #publish(event: PoolEvent): void {
     this.#broadcast.publish(event);
     try {
@@ -773,9 +584,7 @@ export class SessionPool implements AsyncDisposable {
       if (starting) ending.push(starting.then((s) => s.close(), () => {}));
     }
     await Promise.allSettled(ending);
-    if (this.#ownParkDir && this.#parkDir) {
-      await Deno.remove(await this.#parkDir, { recursive: true }).catch(() => {});
-    }
+    await this.#launcher.removeParkFolder();
     this.#publish({ type: "closed" });
     this.#broadcast.close();
   }

@@ -147,7 +147,7 @@ Deno.test("SessionPool.acquire() honours its signal and timeout and leaves no ho
     await using other = new SessionPool(
       fakePool(state, new EventLog(), { maxLive: 1, acquireTimeoutMs: 150 }),
     );
-    await other.acquire("y");
+    await other.acquire("y", { timeoutMs: 30_000 }); // a start on a loaded machine may take longer
     await assert.rejects(other.acquire("x"), (error: unknown) => isDuplexError(error, "timeout"));
     assert.equal(other.peek("x"), undefined);
   });

@@ -37,8 +37,23 @@ Deno.test("SessionPool hands a new conversation a warm spare, then sets its mode
     assert.equal(init.permissionMode, "plan");
     pool.release("b");
   });
+  await t.step(
+    "a spare that cannot take the model is reported, closed, and the start goes cold",
+    async () => {
+      await log.waitFor("spare_ready", 3);
+      const before = pool.health.handoutFailures;
+      await pool.acquire("bad", { model: "unknown-model" });
+      assert.equal(log.of("started").at(-1)?.via, "cold", "the conversation still starts");
+      pool.release("bad");
+      const failed = log.of("handout_failed").at(-1);
+      assert.equal(failed?.kind, "warm");
+      assert.equal(failed?.key, "bad");
+      assert.match(String(failed?.error?.message), /invalid_model/);
+      assert.equal(pool.health.handoutFailures, before + 1);
+    },
+  );
   await t.step("a conversation in another folder does not take it", async () => {
-    await log.waitFor("spare_ready", 3);
+    await log.waitFor("spare_ready", 4);
     const c = await pool.acquire("c", { cwd: state.other });
     assert.equal(log.of("started").at(-1)?.via, "cold");
     assert.equal(initOf(await c.send("where?")).cwd, state.other);

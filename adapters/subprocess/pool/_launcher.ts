@@ -1,0 +1,308 @@
+/**
+ * How a pool gets a process for a conversation: a resume (`--resume`), a
+ * warm spare handed out with the conversation's model and mode, a parked
+ * spare claimed for its folder, or a cold start; and how spares start. Every
+ * start waits for the CLI's `initialize` answer, bounded.
+ *
+ * @module
+ */
+
+import { abortable, deadline } from "../../../src/_deadline.ts";
+import { DuplexError, excerptOf, isDuplexError } from "../../../src/errors.ts";
+import { DuplexSession } from "../../../src/session/duplex_session.ts";
+import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
+import type { PermissionRequest } from "../../../src/permissions/permission.ts";
+import type { TransportFactory } from "../../../src/transport/transport.ts";
+import type { SubprocessOptions } from "../subprocess_options.ts";
+import type { PoolEvent, SpareKind, StartVia } from "./pool_events.ts";
+import {
+  type ConversationOptions,
+  fitsWarmSpare,
+  type PoolSettings,
+  type SessionPoolOptions,
+} from "./pool_options.ts";
+import type { Spare, SpareShelf } from "./_spare_shelf.ts";
+
+/** What a start needs to know of a conversation. */
+export interface Launchable {
+  readonly key: string;
+  readonly options: ConversationOptions | undefined;
+  readonly sessionId: string | undefined;
+}
+
+/** What the launcher needs from the pool. */
+export interface LauncherDeps {
+  readonly shelf: SpareShelf;
+  /** Aborted when the pool closes: every start and claim stops. */
+  readonly stopping: AbortSignal;
+  /** The conversation a session serves. */
+  keyOf(session: DuplexSession): string | undefined;
+  publish(event: PoolEvent): void;
+  count(counter: "claimRefusals" | "handoutFailures"): void;
+}
+
+/** Starts a pool's processes. */
+export class Launcher {
+  readonly #options: SessionPoolOptions;
+  readonly #settings: PoolSettings;
+  readonly #process: SubprocessOptions;
+  readonly #cwd: string | undefined;
+  readonly #launch: (options: SubprocessOptions) => TransportFactory;
+  #parkDir: Promise<string> | undefined;
+
+  /**
+   * @param options The pool's options.
+   * @param settings The checked settings.
+   * @param launch Makes a transport factory (`subprocess`).
+   * @param deps What the launcher needs from the pool (set once the pool has it).
+   */
+  constructor(
+    options: SessionPoolOptions,
+    settings: PoolSettings,
+    launch: (options: SubprocessOptions) => TransportFactory,
+    deps: () => LauncherDeps,
+  ) {
+    this.#options = options;
+    this.#settings = settings;
+    this.#process = options.process ?? {};
+    const cwd = this.#process.cwd;
+    this.#cwd = cwd instanceof URL ? decodeURIComponent(cwd.pathname) : cwd;
+    this.#launch = launch;
+    this.#depsOf = deps;
+  }
+
+  readonly #depsOf: () => LauncherDeps;
+  get #deps(): LauncherDeps {
+    return this.#depsOf();
+  }
+
+  /**
+   * Gets a process for a conversation: a resume, a warm spare, a parked spare
+   * claimed for it, or a cold start.
+   */
+  async open(conversation: Launchable): Promise<{ session: DuplexSession; via: StartVia }> {
+    const options = conversation.options ?? {};
+    const resume = conversation.sessionId ?? options.resume;
+    if (resume !== undefined) {
+      return { session: await this.#resume(conversation, resume), via: "resumed" };
+    }
+    if (fitsWarmSpare(options, this.#cwd)) {
+      const spare = this.#deps.shelf.take("warm");
+      const session = spare && await this.#handOut(spare, conversation.key, options);
+      if (session) return { session, via: "spare" };
+    }
+    const parked = this.#deps.shelf.take("parked");
+    const claimed = parked && await this.#claim(parked, conversation);
+    if (claimed) return { session: claimed, via: "parked" };
+    return { session: await this.#cold(options), via: "cold" };
+  }
+
+  /* A spare for the known configuration, with the conversation's model and mode; `undefined` if it failed. */
+  async #handOut(
+    spare: Spare,
+    key: string,
+    options: ConversationOptions,
+  ): Promise<DuplexSession | undefined> {
+    const session = await this.#ready(spare, key);
+    if (!session) return undefined;
+    try {
+      await this.#applyModel(session, options);
+      if (
+        options.permissionMode !== undefined &&
+        options.permissionMode !== this.#process.permissionMode
+      ) {
+        await session.setPermissionMode(options.permissionMode, this.#controlLimit());
+      }
+      return session;
+    } catch (error) {
+      await session.close();
+      this.#failed(spare, key, error);
+      return undefined;
+    }
+  }
+
+  /* The spare's session once ready and alive; a dead one is reported. */
+  async #ready(spare: Spare, key: string): Promise<DuplexSession | undefined> {
+    let failure: unknown;
+    const session = await spare.ready.catch((error) => {
+      failure = error;
+      return undefined;
+    });
+    if (session?.alive) return session;
+    if (!this.#deps.stopping.aborted) {
+      this.#failed(
+        spare,
+        key,
+        failure ?? new Error("The spare's process ended before its hand-out"),
+      );
+    }
+    return undefined;
+  }
+
+  #failed(spare: Spare, key: string, error: unknown): void {
+    if (this.#deps.stopping.aborted) return; // the pool is closing: not the spare's failure
+    this.#deps.count("handoutFailures");
+    this.#deps.publish({
+      type: "handout_failed",
+      key,
+      kind: spare.kind,
+      error: error instanceof Error ? error : new Error(String(error)),
+    });
+  }
+
+  /* A parked spare bound to the conversation's folder; `undefined` when refused or failed. */
+  async #claim(spare: Spare, conversation: Launchable): Promise<DuplexSession | undefined> {
+    const session = await this.#ready(spare, conversation.key);
+    if (!session) return undefined;
+    const options = conversation.options ?? {};
+    const permissionMode = options.permissionMode ?? this.#process.permissionMode;
+    try {
+      await session.claimSession({
+        cwd: options.cwd ?? this.#cwd ?? Deno.cwd(),
+        ...(permissionMode === undefined ? {} : { permissionMode }),
+        ...(options.additionalDirectories === undefined
+          ? {}
+          : { additionalDirectories: options.additionalDirectories }),
+        ...(options.appendSystemPrompt === undefined
+          ? {}
+          : { appendSystemPrompt: options.appendSystemPrompt }),
+        ...(options.title === undefined ? {} : { title: options.title }),
+        ...(options.agents === undefined ? {} : { agents: options.agents }),
+      }, this.#controlLimit());
+      await this.#applyModel(session, options);
+      return session;
+    } catch (error) {
+      if (isDuplexError(error, "claim_refused")) {
+        this.#deps.count("claimRefusals");
+        this.#deps.publish({
+          type: "claim_refused",
+          key: conversation.key,
+          reason: error.errorCode ?? "refused",
+          message: error.message,
+        });
+      } else this.#failed(spare, conversation.key, error);
+      await session.close(); // a refused spare stays parked: it is let go
+      return undefined;
+    }
+  }
+
+  async #applyModel(session: DuplexSession, options: ConversationOptions): Promise<void> {
+    if (options.model !== undefined && options.model !== this.#process.model) {
+      await session.setModel(options.model, this.#controlLimit());
+    }
+  }
+
+  #controlLimit(): { timeoutMs: number; signal: AbortSignal } {
+    return { timeoutMs: this.#settings.startTimeoutMs, signal: this.#deps.stopping };
+  }
+
+  async #cold(options: ConversationOptions, resume?: string): Promise<DuplexSession> {
+    const base = this.#process;
+    const process: SubprocessOptions = {
+      ...base,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.model === undefined ? {} : { model: options.model }),
+      ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
+      ...(options.additionalDirectories === undefined ? {} : {
+        additionalDirectories: [
+          ...(base.additionalDirectories ?? []),
+          ...options.additionalDirectories,
+        ],
+      }),
+      ...(options.title === undefined || resume !== undefined ? {} : { title: options.title }),
+      ...(resume === undefined ? {} : { resume }),
+    };
+    const shared = this.#options.session ?? {};
+    return await this.#startSession(process, this.#deps.stopping, {
+      ...(options.appendSystemPrompt === undefined
+        ? {}
+        : { appendSystemPrompt: options.appendSystemPrompt }),
+      ...(options.agents === undefined ? {} : { agents: { ...shared.agents, ...options.agents } }),
+    });
+  }
+
+  async #resume(conversation: Launchable, sessionId: string): Promise<DuplexSession> {
+    try {
+      return await this.#cold(conversation.options ?? {}, sessionId);
+    } catch (error) {
+      if (isDuplexError(error, "timeout") || isDuplexError(error, "closed")) throw error;
+      const exit = isDuplexError(error) ? error.exit : undefined;
+      const stderr = exit?.stderrTail.trim();
+      throw new DuplexError(
+        "resume_failed",
+        `Cannot resume "${conversation.key}" (session ${sessionId}): ` +
+          (error instanceof Error ? error.message : String(error)) +
+          (stderr ? `; the CLI said: ${excerptOf(stderr)}` : "") +
+          "; resume needs session persistence, the same config folder and the same cwd " +
+          "(forget the key to start it new)",
+        { cause: error, ...(exit ? { exit } : {}) },
+      );
+    }
+  }
+
+  /** Starts a spare of a kind (for the shelf). */
+  async openSpare(kind: SpareKind, signal: AbortSignal): Promise<DuplexSession> {
+    const process = kind === "warm"
+      ? this.#process
+      : { ...this.#process, cwd: await this.#parkFolder(), awaitClaim: true };
+    // A spare being handed out has left the shelf: the pool's close must stop it too.
+    return await this.#startSession(process, AbortSignal.any([signal, this.#deps.stopping]), {});
+  }
+
+  /* Starts a session and waits for its `initialize` answer (the CLI ready), bounded. */
+  async #startSession(
+    process: SubprocessOptions,
+    signal: AbortSignal,
+    extra: Partial<DuplexSessionOptions>,
+  ): Promise<DuplexSession> {
+    const shared = this.#options.session ?? {};
+    const holder: { session?: DuplexSession } = {};
+    const handler = this.#options.onPermission;
+    const session = await DuplexSession.start({
+      ...shared,
+      ...extra,
+      initialize: typeof shared.initialize === "object" ? shared.initialize : true,
+      transport: this.#launch(process),
+      ...(handler
+        ? { onPermission: (request: PermissionRequest) => this.#decide(request, holder.session) }
+        : {}),
+    });
+    holder.session = session;
+    const { startTimeoutMs } = this.#settings;
+    try {
+      using limit = deadline(startTimeoutMs, {
+        signal,
+        reason: () =>
+          new DuplexError("timeout", `The CLI did not get ready within ${startTimeoutMs} ms`),
+      });
+      await abortable(session.initialized, limit.signal);
+      return session;
+    } catch (error) {
+      const status = await session.close();
+      const exit = status.state === "running" ? undefined : status.exit;
+      if (isDuplexError(error) && !error.exit && exit && !exit.requested) {
+        throw new DuplexError(error.kind, error.message, { cause: error, exit });
+      }
+      throw error;
+    }
+  }
+
+  #decide(request: PermissionRequest, session: DuplexSession | undefined) {
+    const key = session && this.#deps.keyOf(session);
+    if (!session || key === undefined) {
+      return { behavior: "deny" as const, message: "No conversation holds this session" };
+    }
+    return this.#options.onPermission!(request, { key, session });
+  }
+
+  #parkFolder(): Promise<string> {
+    const given = this.#options.parkDir;
+    if (given !== undefined) return Promise.resolve(given);
+    return this.#parkDir ??= Deno.makeTempDir({ prefix: "duplex-park-" });
+  }
+
+  /** Removes the parking folder the launcher made (not a given `parkDir`). */
+  async removeParkFolder(): Promise<void> {
+    if (this.#parkDir) await Deno.remove(await this.#parkDir, { recursive: true }).catch(() => {});
+  }
+}
