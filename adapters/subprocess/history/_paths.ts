@@ -3,12 +3,10 @@
  * finding them raises. */
 
 import { DuplexError } from "../../../src/errors.ts";
+import { projectKeyOf } from "../../../src/store/project_key.ts";
 import type { HistoryOptions } from "./history_options.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Longest project folder name the CLI writes before it cuts and hashes. */
-const MAX_FOLDER_NAME = 200;
 
 /**
  * Checks a session id: a string, and a UUID (which also keeps it from naming
@@ -118,13 +116,6 @@ export function absolutePath(path: string): string {
   return `/${parts.join("/")}`;
 }
 
-/** The CLI's 32-bit string hash (of UTF-16 units), in base 36. */
-function folderHash(text: string): string {
-  let hash = 0;
-  for (let i = 0; i < text.length; i++) hash = (hash << 5) - hash + text.charCodeAt(i) | 0;
-  return Math.abs(hash).toString(36);
-}
-
 /**
  * The name of the project folder the CLI uses for a working directory.
  *
@@ -132,12 +123,11 @@ function folderHash(text: string): string {
  * @returns For example `-home-me-app` for `/home/me/app`.
  */
 export function projectFolderName(path: string): string {
-  const name = path.replace(/[^a-zA-Z0-9]/g, "-");
-  if (name.length <= MAX_FOLDER_NAME) return name;
-  return `${name.slice(0, MAX_FOLDER_NAME)}-${folderHash(path)}`;
+  return projectKeyOf(path);
 }
 
-async function resolvedDir(dir: string): Promise<string> {
+/** A directory as the CLI names it: absolute, symbolic links resolved (as given when gone). */
+export async function resolvedDir(dir: string): Promise<string> {
   const absolute = absolutePath(dir);
   try {
     return await Deno.realPath(absolute);
