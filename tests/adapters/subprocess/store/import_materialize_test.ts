@@ -269,7 +269,7 @@ Deno.test("materializeSession() is bounded by loadTimeoutMs and refuses what it 
       await materializeSession(store, key, { configDir, replace: true });
       assert.equal(await Deno.readTextFile(first.file), '{"type":"user","uuid":"a"}\n');
       assert.deepEqual(
-        [...Deno.readDirSync(first.projectDir)].map((e) => e.name),
+        (await Array.fromAsync(Deno.readDir(first.projectDir))).map((e) => e.name),
         [`${id}.jsonl`],
         "no temporary file left",
       );
