@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { DuplexSession } from "../../mod.ts";
-import { subprocess } from "../../adapters/subprocess/mod.ts";
+import { SessionPool, subprocess } from "../../adapters/subprocess/mod.ts";
 import type { SessionKey, SessionStoreEntry } from "../../src/store/session_store.ts";
 import type { SessionEvent } from "../../src/session/events.ts";
 import { e2eTest, exists, withSandbox } from "./_harness.ts";
@@ -127,3 +127,35 @@ e2eTest("the real CLI mirrors to a store; another host resumes from it", async (
     );
   });
 });
+
+e2eTest(
+  "a pool hibernates through the store; a pool on another host resumes from it",
+  async (_t, cli) => {
+    await withSandbox(async ({ api, root, work, env }) => {
+      const store = new TestStore();
+      const process = { binary: cli, cwd: work, clearEnv: true, sessionStore: store } as const;
+      let sessionId: string | undefined;
+      {
+        await using pool = new SessionPool({ process: { ...process, env }, maxLive: 1 });
+        await pool.withSession("a", (session) => session.send("Remember the word osprey."));
+        await pool.withSession("b", (session) => session.send("I am another conversation."));
+        assert.equal(pool.peek("a")?.state, "hibernated", "b's start hibernated a");
+        sessionId = pool.peek("a")?.sessionId;
+      }
+      const other = `${root}/host-b`;
+      await Deno.mkdir(other);
+      await using pool = new SessionPool({ process: { ...process, env: { ...env, HOME: other } } });
+      const turn = await pool.withSession(
+        "a",
+        (session) => session.send("Which bird?"),
+        sessionId === undefined ? {} : { resume: sessionId },
+      );
+      assert.equal(turn.result.text, "Echo: Which bird?");
+      assert.equal(turn.result.sessionId, sessionId);
+      const body = JSON.stringify((api.requests.at(-1)!.body as { messages: unknown }).messages);
+      assert.ok(body.includes("osprey"), "host B's process sees host A's history");
+      assert.ok(!body.includes("another conversation"), "and nothing of b's");
+      assert.equal(pool.health.handouts.resumed, 1);
+    });
+  },
+);
