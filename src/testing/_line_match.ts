@@ -16,7 +16,7 @@ export type MatchMode = "loose" | "default" | "strict";
 /** The outcome of a comparison: the ids learned, or why it failed. */
 export type LineMatch =
   | { ok: true; learned: Map<string, string> }
-  | { ok: false; why: string };
+  | { ok: false; why: string; path: string | undefined };
 
 /**
  * Describes a frame in a few words: `control_request/interrupt`, `user "hi"`.
@@ -43,6 +43,7 @@ export function describeFrame(frame: Record<string, unknown>): string {
 class Comparison {
   learned = new Map<string, string>();
   why: string | undefined = undefined;
+  path: string | undefined = undefined;
   #ids: ReadonlyMap<string, string>;
 
   constructor(ids: ReadonlyMap<string, string>) {
@@ -50,6 +51,7 @@ class Comparison {
   }
 
   fail(path: readonly (string | number)[], expected: unknown, actual: unknown): false {
+    this.path ??= formatPath(path);
     this.why ??= `differs at ${formatPath(path)}: expected ${show(expected)}, got ${show(actual)}`;
     return false;
   }
@@ -61,6 +63,7 @@ class Comparison {
     }
     const known = this.learned.get(expected) ?? this.#ids.get(expected);
     if (known !== undefined && known !== actual) {
+      this.path ??= formatPath(path);
       this.why ??= `differs at ${formatPath(path)}: recorded id ${show(expected)} was already ` +
         `replayed as ${show(known)}, got ${show(actual)}`;
       return false;
@@ -128,12 +131,22 @@ export function matchLine(
   const mismatch = `expected ${describeFrame(expected)}, got ${describeFrame(actual)}`;
   const sameKind = expected.type === actual.type &&
     subtypeOf(expected) === subtypeOf(actual);
-  if (!sameKind) return { ok: false, why: mismatch };
+  if (!sameKind) {
+    const path = expected.type !== actual.type
+      ? "type"
+      : isRecord(expected.request)
+      ? "request.subtype"
+      : isRecord(expected.response)
+      ? "response.subtype"
+      : "subtype";
+    return { ok: false, why: mismatch, path };
+  }
   const c = new Comparison(ids);
   const ok = compare(c, expected, actual, mode);
   return ok ? { ok: true, learned: c.learned } : {
     ok: false,
     why: `${describeFrame(expected)} ${c.why ?? "differs"}`,
+    path: c.path,
   };
 }
 

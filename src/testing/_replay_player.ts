@@ -12,8 +12,10 @@ import { excerptOf, type TransportExit } from "../errors.ts";
 import { isRecord } from "../protocol/guards.ts";
 import type { TransportInfo } from "../transport/transport.ts";
 import { describeFrame, matchLine, type MatchMode } from "./_line_match.ts";
+import { formatMismatch, type Mismatch } from "./_mismatch_diff.ts";
 import { MemoryTransport } from "./_memory_transport.ts";
 import { WrittenLines } from "./_written_lines.ts";
+import { redactJson, type Redactor, redactor } from "./redaction.ts";
 import type { ReplayOptions } from "./replay_transport.ts";
 import type { TranscriptEntry } from "./transcript.ts";
 
@@ -32,6 +34,9 @@ export class ReplayPlayer {
   #waitMs: number;
   #mode: MatchMode;
   #mismatches: string[] = [];
+  #first: Mismatch | undefined = undefined;
+  #lineNumbers: readonly number[] | undefined;
+  #redact: Redactor | undefined;
   #lines = new WrittenLines();
   #ids = new Map<string, string>();
   #cancelled = new Map<string, number>();
@@ -47,10 +52,20 @@ export class ReplayPlayer {
    *
    * @param entries The recorded session.
    * @param options Matching, timing and delivery options.
+   * @param lineNumbers The transcript line of each entry, when known.
    * @throws {RangeError} When `waitTimeoutMs` is not 1 to 2^31-1 or `Infinity`.
+   * @throws {TypeError} For a bad redaction rule.
    */
-  constructor(entries: readonly TranscriptEntry[], options: ReplayOptions) {
+  constructor(
+    entries: readonly TranscriptEntry[],
+    options: ReplayOptions,
+    lineNumbers?: readonly number[],
+  ) {
     this.#entries = entries;
+    this.#lineNumbers = lineNumbers;
+    this.#redact = options.redact === undefined
+      ? undefined
+      : redactor(options.redact, options.redactDefaults ?? true, "Cannot prepare a replay");
     this.#options = options;
     this.#waitMs = checkMs(
       options.waitTimeoutMs ?? DEFAULT_REPLAY_WAIT_MS,
@@ -71,6 +86,30 @@ export class ReplayPlayer {
   /** What went wrong, one readable line each. */
   get mismatches(): readonly string[] {
     return this.#mismatches;
+  }
+
+  /** The first mismatch as a readable diff, once there is one. */
+  get diff(): string | undefined {
+    return this.#first === undefined ? undefined : formatMismatch(this.#first);
+  }
+
+  /** The next entry the replay expects from the session (for a report), if any. */
+  get nextExpected(): string | undefined {
+    for (let i = this.#index; i < this.#entries.length; i++) {
+      const entry = this.#entries[i]!;
+      if (entry.dir === "stdin" && !this.#skipped(entry, i)) {
+        return `${describeFrame(entry.msg!)} (${this.#where(entry, i)})`;
+      }
+      if (entry.dir === "meta" && entry.msg?.event === "stdin_end") {
+        return `the end of input (${this.#where(entry, i)})`;
+      }
+    }
+    return undefined;
+  }
+
+  #where(entry: TranscriptEntry, index: number): string {
+    const line = this.#lineNumbers?.[index];
+    return line === undefined ? `stdin #${entry.seq}` : `transcript line ${line}, seq ${entry.seq}`;
   }
 
   /** Every line the session wrote, parsed. */
@@ -101,9 +140,16 @@ export class ReplayPlayer {
   open(): MemoryTransport {
     const spawn = this.#entries.find((e) => e.dir === "meta" && e.msg?.event === "spawn")?.msg;
     const args = Array.isArray(spawn?.args) ? spawn.args.join(" ") : "";
+    const of = typeof spawn?.bin === "string"
+      ? `${spawn.bin} ${args}`.trimEnd()
+      : typeof spawn?.description === "string"
+      ? spawn.description
+      : typeof spawn?.transport === "string"
+      ? spawn.transport
+      : undefined;
     const info: TransportInfo = {
       kind: "replay",
-      description: spawn ? `replay of ${String(spawn.bin)} ${args}`.trimEnd() : "replay",
+      description: of === undefined ? "replay" : `replay of ${of}`,
     };
     const transport = new MemoryTransport(
       { info, chunking: this.#options.chunking },
@@ -138,8 +184,11 @@ export class ReplayPlayer {
     return this.#options.skipStdin?.(entry) ?? false;
   }
 
-  #fail(t: MemoryTransport, message: string): void {
+  #fail(t: MemoryTransport, message: string, detail?: Omit<Mismatch, "why" | "ids">): void {
     this.#mismatches.push(message);
+    if (this.#first === undefined && detail !== undefined) {
+      this.#first = { why: message, ids: new Map(this.#ids), ...detail };
+    }
     t.finish({ code: null, signal: null, reason: `replay mismatch: ${message}`, requested: false });
   }
 
@@ -222,27 +271,35 @@ export class ReplayPlayer {
   async #expectLine(t: MemoryTransport, entry: TranscriptEntry): Promise<boolean> {
     const expected = entry.msg!;
     const where = `stdin #${entry.seq}`;
+    const at = { line: this.#lineNumbers?.[this.#index], seq: entry.seq, expected };
     const wait = await this.#lines.wait(t, this.#waitMs);
     if (wait === "ended") return false;
     if (wait === "timeout" || wait === "input_ended") {
       const why = wait === "timeout"
         ? `got nothing within ${this.#waitMs} ms`
         : "but the session ended its input";
-      this.#fail(t, `${where}: expected ${describeFrame(expected)}, ${why}`);
+      const actual = wait === "timeout" ? undefined : "the end of input";
+      const detail = { ...at, write: undefined, actual, path: undefined };
+      this.#fail(t, `${where}: expected ${describeFrame(expected)}, ${why}`, detail);
       return false;
     }
     const written = this.#lines.shift();
-    if (written.frame === undefined) {
+    const frame = written.frame === undefined || this.#redact === undefined
+      ? written.frame
+      : redactJson(written.frame, this.#redact) as Record<string, unknown>;
+    if (frame === undefined) {
       this.#fail(
         t,
         `${where}: expected ${describeFrame(expected)}, got a line that is not a JSON object: ` +
           excerptOf(written.line, 80),
+        { ...at, write: written.number, actual: excerptOf(written.line, 400), path: undefined },
       );
       return false;
     }
-    const match = matchLine(expected, written.frame, this.#mode, this.#ids);
+    const match = matchLine(expected, frame, this.#mode, this.#ids);
     if (!match.ok) {
-      this.#fail(t, `${where}: ${match.why}`);
+      const detail = { ...at, write: written.number, actual: frame, path: match.path };
+      this.#fail(t, `${where}: ${match.why}`, detail);
       return false;
     }
     for (const [recorded, actual] of match.learned) this.#ids.set(recorded, actual);
@@ -251,18 +308,32 @@ export class ReplayPlayer {
 
   async #expectInputEnd(t: MemoryTransport, entry: TranscriptEntry): Promise<boolean> {
     const where = `stdin_end #${entry.seq}`;
+    const at = {
+      line: this.#lineNumbers?.[this.#index],
+      seq: entry.seq,
+      expected: "end of input" as const,
+    };
     const wait = await this.#lines.wait(t, this.#waitMs);
     if (wait === "ended") return false;
     if (wait === "input_ended") return true;
     if (wait === "timeout") {
-      this.#fail(t, `${where}: expected the end of input, got nothing within ${this.#waitMs} ms`);
+      this.#fail(
+        t,
+        `${where}: expected the end of input, got nothing within ${this.#waitMs} ms`,
+        { ...at, write: undefined, actual: undefined, path: undefined },
+      );
       return false;
     }
     const written = this.#lines.shift();
     const got = written.frame === undefined
       ? `a line that is not a JSON object: ${excerptOf(written.line, 80)}`
       : describeFrame(written.frame);
-    this.#fail(t, `${where}: expected the end of input, got ${got}`);
+    this.#fail(t, `${where}: expected the end of input, got ${got}`, {
+      ...at,
+      write: written.number,
+      actual: written.frame ?? excerptOf(written.line, 400),
+      path: undefined,
+    });
     return false;
   }
 }

@@ -14,6 +14,8 @@ import type { MemoryTransport } from "./_memory_transport.ts";
 export interface Written {
   line: string;
   frame: Record<string, unknown> | undefined;
+  /** Which of the session's writes it was (1-based, `keep_alive` lines counted). */
+  number: number;
 }
 
 /** What ended a wait: a line came, the input or the transport ended, or the deadline passed. */
@@ -23,6 +25,7 @@ export type Wait = "line" | "input_ended" | "ended" | "timeout";
 export class WrittenLines {
   #frames: Record<string, unknown>[] = [];
   #queue: Written[] = [];
+  #count = 0;
   #wake: PromiseWithResolvers<void> = Promise.withResolvers();
 
   /** Every line the session wrote that is a JSON object, parsed. */
@@ -45,8 +48,9 @@ export class WrittenLines {
       frame = undefined;
     }
     if (frame !== undefined) this.#frames.push(frame);
+    this.#count += 1;
     if (frame?.type === "keep_alive") return;
-    this.#queue.push({ line, frame });
+    this.#queue.push({ line, frame, number: this.#count });
     this.wakeUp();
   }
 

@@ -6,11 +6,13 @@
  * @module
  */
 
+import { checkMs } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { Transport, TransportFactory, TransportOpenContext } from "../transport/transport.ts";
 import type { Chunking } from "./scripted_cli_options.ts";
 import { ReplayPlayer } from "./_replay_player.ts";
-import type { TranscriptEntry } from "./transcript.ts";
+import type { Redaction } from "./redaction.ts";
+import { parseTranscript, type TranscriptEntry } from "./transcript.ts";
 
 /** Options of {@linkcode replay}. */
 export interface ReplayOptions {
@@ -46,51 +48,92 @@ export interface ReplayOptions {
   waitTimeoutMs?: number;
   /** How output is cut into `Uint8Array` chunks on `readable`. @default {"line"} */
   chunking?: Chunking;
+  /**
+   * What to hide in each line the session writes before it is compared: the
+   * rules the recording was made with (see {@linkcode record}), so that a
+   * value hidden in the transcript matches the live one.
+   */
+  redact?: readonly Redaction[];
+  /** With `redact`: hide Anthropic API keys (`sk-ant-…`) besides. @default {true} */
+  redactDefaults?: boolean;
 }
+
+/** Where a replay's transcript comes from: its entries, or a URL (or absolute path) to fetch. */
+export type ReplaySource = readonly TranscriptEntry[] | URL | string;
 
 /**
  * Plays a recorded session to the session under test. Open it with
- * {@linkcode ReplayCli.transport}; then await {@linkcode ReplayCli.done} and
- * check {@linkcode ReplayCli.mismatches}.
+ * {@linkcode ReplayCli.transport}; when the code under test is done (its
+ * session closed), call {@linkcode ReplayCli.verify}, or read
+ * {@linkcode ReplayCli.mismatches} and {@linkcode ReplayCli.complete}.
  */
 export class ReplayCli {
   /** Opens the replay (once). */
   readonly transport: TransportFactory;
-  /** Resolves when the replay has ended: played to its end, mismatched, or closed. */
+  /** Resolves when the replay has ended: played to its end, mismatched, closed, or not loaded. */
   readonly done: Promise<void>;
-  #player: ReplayPlayer;
+  #options: ReplayOptions;
+  #player: ReplayPlayer | undefined = undefined;
+  #source: Promise<{ entries: readonly TranscriptEntry[]; lines?: number[] }>;
+  #loadError: unknown = undefined;
+  #opened = false;
+  #resolveDone: () => void;
 
   /**
-   * Prepares a replay; nothing plays until the transport is opened.
+   * Prepares a replay; nothing plays until the transport is opened (a URL is
+   * fetched then).
    *
-   * @param entries The recorded session (see {@linkcode parseTranscript}).
+   * @param source The recorded session: its entries (see {@linkcode parseTranscript}),
+   *   or a URL or absolute path of a transcript file.
    * @param options Matching, timing and delivery options.
    * @throws {RangeError} When `waitTimeoutMs` is not 1 to 2^31-1 or `Infinity`.
+   * @throws {TypeError} For a relative path, or a bad redaction rule.
    */
-  constructor(entries: readonly TranscriptEntry[], options: ReplayOptions = {}) {
-    this.#player = new ReplayPlayer(entries, options);
-    this.done = this.#player.done;
+  constructor(source: ReplaySource, options: ReplayOptions = {}) {
+    checkMs(options.waitTimeoutMs ?? 5000, "Cannot prepare a replay: waitTimeoutMs");
+    this.#options = options;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.done = promise;
+    this.#resolveDone = resolve;
+    if (Array.isArray(source)) {
+      this.#player = new ReplayPlayer(source, options);
+      this.#source = Promise.resolve({ entries: source });
+    } else {
+      const url = transcriptUrl(source as URL | string);
+      new ReplayPlayer([], options); // checks the options now, as for entries
+      this.#source = fetchTranscript(url);
+      this.#source.catch(() => {});
+    }
     this.transport = (context: TransportOpenContext) => this.open(context);
   }
 
   /** What went wrong, one readable line each (`stdin #6: expected …, got …`). */
   get mismatches(): readonly string[] {
-    return this.#player.mismatches;
+    return this.#player?.mismatches ?? [];
+  }
+
+  /**
+   * The first mismatch as a readable diff: the transcript line and the
+   * session's write compared, the first differing JSON path, and a line diff
+   * of the recorded and the written frame; `undefined` while none.
+   */
+  get diff(): string | undefined {
+    return this.#player?.diff;
   }
 
   /** Every line the session wrote, parsed. */
   get written(): readonly Record<string, unknown>[] {
-    return this.#player.written;
+    return this.#player?.written ?? [];
   }
 
   /** True once the transcript was played to its end (its `exit` entry). */
   get complete(): boolean {
-    return this.#player.complete;
+    return this.#player?.complete ?? false;
   }
 
   /** The ids learned so far: recorded → what the session used. */
   get ids(): ReadonlyMap<string, string> {
-    return this.#player.ids;
+    return this.#player?.ids ?? new Map();
   }
 
   /**
@@ -98,24 +141,93 @@ export class ReplayCli {
    *
    * @param context A signal that cancels opening.
    * @returns The transport.
-   * @throws {DuplexError} Of kind `invalid_argument` on a second open.
+   * @throws {DuplexError} Of kind `invalid_argument` on a second open or when the
+   *   transcript cannot be fetched, `protocol` when a line of it is bad.
    */
-  open(context: Partial<TransportOpenContext> = {}): Promise<Transport> {
-    try {
-      context.signal?.throwIfAborted();
-    } catch (reason) {
-      return Promise.reject(reason);
-    }
-    if (this.#player.opened) {
-      return Promise.reject(
-        new DuplexError(
-          "invalid_argument",
-          "Cannot open the replay: a transcript plays once; call replay() again",
-        ),
+  async open(context: Partial<TransportOpenContext> = {}): Promise<Transport> {
+    context.signal?.throwIfAborted();
+    if (this.#opened) {
+      throw new DuplexError(
+        "invalid_argument",
+        "Cannot open the replay: a transcript plays once; call replay() again",
       );
     }
-    return Promise.resolve(this.#player.open());
+    this.#opened = true;
+    try {
+      const { entries, lines } = await this.#source;
+      this.#player ??= new ReplayPlayer(entries, this.#options, lines);
+    } catch (error) {
+      this.#loadError = error;
+      this.#resolveDone();
+      throw error;
+    }
+    const transport = this.#player.open();
+    void this.#player.done.then(this.#resolveDone);
+    return transport;
   }
+
+  /**
+   * Checks that the code under test wrote what the recording holds, to its
+   * end. Call it after the session has closed.
+   *
+   * @throws {DuplexError} Of kind `protocol` with {@linkcode ReplayCli.diff} as its
+   *   message on a mismatch, or naming the next expected line when the
+   *   session stopped early; `invalid_argument` when the replay was never
+   *   opened; the fetch's error when the transcript could not be loaded.
+   */
+  verify(): void {
+    if (this.#loadError !== undefined) throw this.#loadError;
+    const player = this.#player;
+    if (!this.#opened || player === undefined || !player.opened) {
+      throw new DuplexError(
+        "invalid_argument",
+        "Cannot verify the replay: it was never opened; give `replay.transport` to the session",
+      );
+    }
+    const diff = player.diff ?? player.mismatches[0];
+    if (diff !== undefined) throw new DuplexError("protocol", diff);
+    if (!player.complete) {
+      const next = player.nextExpected;
+      throw new DuplexError(
+        "protocol",
+        "Cannot verify the replay: the session stopped before the end of the recording" +
+          (next === undefined ? "" : `; next expected: ${next}`) +
+          "; close the session before verifying",
+      );
+    }
+  }
+}
+
+function transcriptUrl(source: URL | string): URL {
+  if (source instanceof URL) return source;
+  if (typeof source !== "string" || source === "") {
+    throw new TypeError("Cannot prepare a replay: pass transcript entries, a URL or a path");
+  }
+  if (/^[a-z][a-z0-9+.-]+:/i.test(source)) return new URL(source);
+  if (source.startsWith("/")) return new URL(`file://${encodeURI(source)}`);
+  throw new TypeError(
+    `Cannot prepare a replay of "${source}": a relative path needs a base; ` +
+      `pass new URL("${source.startsWith(".") ? source : `./${source}`}", import.meta.url)`,
+  );
+}
+
+/* Fetches and parses a transcript, keeping each entry's line number for the diff. */
+async function fetchTranscript(url: URL): Promise<{ entries: TranscriptEntry[]; lines: number[] }> {
+  const text = await fetch(url).then(async (response) => {
+    if (response.ok) return await response.text();
+    await response.body?.cancel();
+    throw new Error(`HTTP ${response.status}`);
+  }).catch((cause: unknown) => {
+    throw new DuplexError(
+      "invalid_argument",
+      `Cannot replay ${url.href}: ${cause instanceof Error ? cause.message : String(cause)}; ` +
+        "check the path and read permission",
+      { cause },
+    );
+  });
+  const lines: number[] = [];
+  text.split("\n").forEach((line, i) => line.trim() !== "" && lines.push(i + 1));
+  return { entries: parseTranscript(text), lines };
 }
 
 /**
@@ -136,10 +248,12 @@ export class ReplayCli {
  * ends with the recorded exit (`requested: true`); earlier, it ends with
  * `signal: "SIGTERM"` and {@linkcode ReplayCli.complete} stays false.
  *
- * @param entries The recorded session.
- * @param options Matching, timing and delivery options.
- * @returns The replay; open it with `.transport`.
+ * @param source The recorded session: its entries, or the URL (or absolute
+ *   path) of a transcript file, fetched when the transport opens.
+ * @param options Matching, timing, delivery and redaction options.
+ * @returns The replay; open it with `.transport`, check it with `.verify()`.
  * @throws {RangeError} When `waitTimeoutMs` is not 1 to 2^31-1 or `Infinity`.
+ * @throws {TypeError} For a relative path (pass a URL), or a bad redaction rule.
  *
  * @example Replay a one-turn session by hand
  * ```ts
@@ -166,9 +280,6 @@ export class ReplayCli {
  * assert.ok(cli.complete);
  * ```
  */
-export function replay(
-  entries: readonly TranscriptEntry[],
-  options: ReplayOptions = {},
-): ReplayCli {
-  return new ReplayCli(entries, options);
+export function replay(source: ReplaySource, options: ReplayOptions = {}): ReplayCli {
+  return new ReplayCli(source, options);
 }
