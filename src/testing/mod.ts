@@ -5,8 +5,10 @@
  *
  * - {@linkcode ScriptedCli}: a fake CLI you script ("when the session writes
  *   X, emit Y"), with a built-in `echo` mode.
+ * - {@linkcode record}: wraps any transport and writes the session as a
+ *   transcript (redacted), for your own tests.
  * - {@linkcode replay}: plays a recorded session back and checks what the
- *   session writes against the recording.
+ *   session writes against the recording, with a readable diff.
  * - Frame builders ({@linkcode initFrame}, {@linkcode resultFrame},
  *   {@linkcode canUseToolRequest}, …) shaped like the real CLI's frames.
  * - {@linkcode parseTranscript} / {@linkcode loadTranscript} for recordings.
@@ -89,7 +91,9 @@ export {
   type TranscriptDirection,
   type TranscriptEntry,
 } from "./transcript.ts";
-export { replay, ReplayCli, type ReplayOptions } from "./replay_transport.ts";
+export { replay, ReplayCli, type ReplayOptions, type ReplaySource } from "./replay_transport.ts";
+export { record, type RecordOptions, type RecordSink } from "./record_transport.ts";
+export { API_KEY_PATTERN, REDACTED, type Redaction } from "./redaction.ts";
 export {
   CONFORMANCE_CONTRACTS,
   type ConformanceContext,
