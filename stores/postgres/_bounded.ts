@@ -17,6 +17,8 @@ const UNDEFINED_TABLE = "42P01";
 export interface Operation {
   /** "append to", "load from", "list the sessions of", …. */
   readonly verb: string;
+  /** "append to the PostgreSQL session store", for argument errors. */
+  readonly action: string;
   /** The table, for the message. */
   readonly label: string;
   /** The bound of the whole call (what the message names). */

@@ -1,7 +1,10 @@
 // This module is browser compatible.
-/* What the store accepts from its caller: keys and entries, checked before any SQL. */
+/* What the store accepts from its caller, checked before any SQL: the
+ * built-in stores' rules (src/store/_store_checks.ts), and text PostgreSQL
+ * can hold in the key's columns. */
 
 import { DuplexError } from "../../src/errors.ts";
+import { checkKey, checkProjectKey, serializeEntries } from "../../src/store/_store_checks.ts";
 import type { SessionStoreEntry } from "../../src/store/session_store.ts";
 
 /** A key as SQL parameters: project key, session id, subpath ('' for the main transcript). */
@@ -12,83 +15,69 @@ function storable(value: string): boolean {
   return !value.includes("\u0000") && value.isWellFormed();
 }
 
-function text(verb: string, name: string, value: unknown): string {
-  if (typeof value !== "string" || value === "" || !storable(value)) {
-    const shown = typeof value === "string" ? JSON.stringify(value.slice(0, 80)) : typeof value;
-    throw new DuplexError(
-      "invalid_argument",
-      `Cannot ${verb} the PostgreSQL session store: ${name} must be a non-empty string ` +
-        `without NUL characters or lone surrogates, got ${shown}`,
+function column(action: string, name: string, value: string): string {
+  if (!storable(value)) {
+    throw new TypeError(
+      `Cannot ${action}: ${name} holds a NUL character or a lone surrogate, which PostgreSQL ` +
+        `text cannot store, got ${JSON.stringify(value.slice(0, 80))}`,
     );
   }
   return value;
 }
 
 /**
- * Checks a key and gives its parameters. An empty subpath means the main
- * transcript, as the official SDK's stores take it.
+ * Checks a key and gives its parameters.
  *
- * @throws {DuplexError} `invalid_argument` for a key that is not one.
+ * @throws {TypeError} For a key that is not one, or text PostgreSQL cannot hold.
  */
-export function keyParams(verb: string, key: unknown, subpath = true): KeyParams {
-  if (typeof key !== "object" || key === null) {
-    throw new DuplexError(
-      "invalid_argument",
-      `Cannot ${verb} the PostgreSQL session store: the key must be an object, got ${
-        key === null ? "null" : typeof key
-      }`,
-    );
-  }
-  const { projectKey, sessionId } = key as Record<string, unknown>;
-  const sub = subpath ? (key as Record<string, unknown>).subpath : undefined;
+export function keyParams(action: string, key: unknown): KeyParams {
+  const { projectKey, sessionId, subpath } = checkKey(key, action);
   return [
-    text(verb, "projectKey", projectKey),
-    text(verb, "sessionId", sessionId),
-    sub === undefined || sub === "" ? "" : text(verb, "subpath", sub),
+    column(action, "key.projectKey", projectKey),
+    column(action, "key.sessionId", sessionId),
+    subpath === undefined ? "" : column(action, "key.subpath", subpath),
   ];
 }
 
 /**
- * Encodes a batch as the append statement's `$4`: a JSON array of
- * `[uuid or null, the entry's JSON text]`. An entry whose `uuid` is not a
- * string PostgreSQL text can hold has no idempotency key (it is always
- * appended, never refused: the transcript line is kept).
+ * Checks the key of `listSubkeys` (project key and session id).
  *
- * @throws {DuplexError} `invalid_argument` for a batch that is not an array of
- *   objects, or an entry `JSON.stringify` refuses (a BigInt, a cycle).
+ * @throws {TypeError} As {@linkcode keyParams}.
  */
-export function encodeBatch(entries: unknown): string | undefined {
-  if (!Array.isArray(entries)) {
-    throw new DuplexError(
-      "invalid_argument",
-      `Cannot append to the PostgreSQL session store: entries must be an array, got ${typeof entries}`,
-    );
+export function sessionParams(action: string, key: unknown): [string, string] {
+  if (typeof key === "object" && key !== null && "subpath" in key) {
+    const { projectKey, sessionId } = key as Record<string, unknown>;
+    key = { projectKey, sessionId };
   }
-  if (entries.length === 0) return undefined;
-  const pairs: [string | null, string][] = [];
-  for (const [index, entry] of entries.entries()) {
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-      throw new DuplexError(
-        "invalid_argument",
-        `Cannot append to the PostgreSQL session store: entry ${index} is not an object`,
-      );
-    }
-    let json: string;
-    try {
-      json = JSON.stringify(entry);
-    } catch (error) {
-      throw new DuplexError(
-        "invalid_argument",
-        `Cannot append to the PostgreSQL session store: entry ${index} is not JSON (${
-          error instanceof Error ? error.message : String(error)
-        }); nothing of the batch was written`,
-        { cause: error },
-      );
-    }
-    const uuid = (entry as SessionStoreEntry).uuid;
-    pairs.push([typeof uuid === "string" && storable(uuid) ? uuid : null, json]);
-  }
-  return JSON.stringify(pairs);
+  const [projectKey, sessionId] = keyParams(action, key);
+  return [projectKey, sessionId];
+}
+
+/**
+ * Checks the argument of `listSessions`.
+ *
+ * @throws {TypeError} As {@linkcode keyParams}.
+ */
+export function projectParam(action: string, projectKey: unknown): string {
+  return column(action, "projectKey", checkProjectKey(projectKey, action));
+}
+
+/**
+ * Checks a batch and encodes it as the append statement's `$4`: a JSON
+ * array of `[uuid or null, the entry's JSON text]`. A `uuid` PostgreSQL text
+ * cannot hold (a NUL, a lone surrogate) is no idempotency key: that entry is
+ * always appended, never refused, so the transcript line is kept.
+ *
+ * @returns The parameter, or `undefined` for an empty batch.
+ * @throws {TypeError} As the built-in stores: entries that are not JSON
+ *   objects with a string `type`, a `uuid` that is not a string.
+ */
+export function encodeBatch(action: string, entries: unknown): string | undefined {
+  const serialized = serializeEntries(entries, action);
+  if (serialized.length === 0) return undefined;
+  return JSON.stringify(
+    serialized.map(({ json, uuid }) => [uuid !== undefined && storable(uuid) ? uuid : null, json]),
+  );
 }
 
 /**

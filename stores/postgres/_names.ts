@@ -1,8 +1,6 @@
 // This module is browser compatible.
 /* The store's tables: validated identifiers, always quoted. */
 
-import { DuplexError } from "../../src/errors.ts";
-
 /** The default table of entries. */
 export const DEFAULT_TABLE = "claude_session_entries";
 
@@ -29,10 +27,9 @@ export interface TableNames {
 function check(what: string, value: unknown, max: number): string {
   if (typeof value !== "string" || !IDENTIFIER.test(value) || value.length > max) {
     const shown = typeof value === "string" ? JSON.stringify(value.slice(0, 80)) : typeof value;
-    throw new DuplexError(
-      "invalid_argument",
-      `Cannot use ${shown} as the PostgreSQL ${what}: use letters, digits and _ ` +
-        `(not first), at most ${max} characters`,
+    throw new TypeError(
+      `Cannot use ${shown} as the PostgreSQL ${what}: use letters, digits and _, not starting with a digit, ` +
+        `at most ${max} characters`,
     );
   }
   return value;
@@ -41,7 +38,7 @@ function check(what: string, value: unknown, max: number): string {
 /**
  * Validates the table and schema names and quotes them.
  *
- * @throws {DuplexError} `invalid_argument` for a name that is not a plain identifier.
+ * @throws {TypeError} For a name that is not a plain identifier.
  */
 export function tableNames(options: { table?: unknown; schema?: unknown }): TableNames {
   const table = check("table name", options.table ?? DEFAULT_TABLE, MAX_TABLE);

@@ -39,9 +39,3 @@ export {
   type PostgresSessionStoreSchemaOptions,
 } from "./postgres_session_store_schema.ts";
 export type { PostgresClient, PostgresPendingQuery, PostgresQueryable } from "./postgres_client.ts";
-export type {
-  SessionKey,
-  SessionStore,
-  SessionStoreEntry,
-  StoredSessionRef,
-} from "../../src/store/session_store.ts";

@@ -15,9 +15,8 @@ import type {
 import type { PostgresClient } from "./postgres_client.ts";
 import { type TableNames, tableNames } from "./_names.ts";
 import { bounded, type Operation } from "./_bounded.ts";
-import { decodeEntry, encodeBatch, keyParams } from "./_checks.ts";
+import { decodeEntry, encodeBatch, keyParams, projectParam, sessionParams } from "./_checks.ts";
 import * as q from "./_sql.ts";
-import { DuplexError } from "../../src/errors.ts";
 
 /** Options of {@linkcode PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
@@ -104,28 +103,29 @@ export class PostgresSessionStore implements SessionStore {
    *
    * @param sql The client (`postgres(url)`); the store never ends it.
    * @param options Tables, schema creation and the time bound.
-   * @throws {DuplexError} `invalid_argument` for a client without `unsafe`
-   *   and `begin`, a table or schema name that is not a plain identifier, or
-   *   a `timeoutMs` that is not a positive number.
+   * @throws {TypeError} For a client without `unsafe` and `begin`, a table or
+   *   schema name that is not a plain identifier, a `timeoutMs` not a number.
+   * @throws {RangeError} For a `timeoutMs` below 1 or above 2^31-1.
    */
   constructor(sql: PostgresClient, options: PostgresSessionStoreOptions = {}) {
     if (
       (typeof sql !== "function" && (typeof sql !== "object" || sql === null)) ||
       typeof sql.unsafe !== "function" || typeof sql.begin !== "function"
     ) {
-      throw new DuplexError(
-        "invalid_argument",
+      throw new TypeError(
         "Cannot create a PostgresSessionStore: pass the postgres client (postgres(url)), " +
           "something with unsafe() and begin()",
       );
     }
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (typeof timeoutMs !== "number" || !(timeoutMs > 0) || timeoutMs > 2_147_483_647) {
-      throw new DuplexError(
-        "invalid_argument",
-        `Cannot create a PostgresSessionStore: timeoutMs must be a positive number of ms, got ${
-          String(timeoutMs)
-        }`,
+    if (typeof timeoutMs !== "number") {
+      throw new TypeError(
+        `Cannot create a PostgresSessionStore: timeoutMs must be a number, got ${typeof timeoutMs}`,
+      );
+    }
+    if (!(timeoutMs > 0) || timeoutMs > 2_147_483_647) {
+      throw new RangeError(
+        `Cannot create a PostgresSessionStore: timeoutMs must be 1 to 2^31-1 ms, got ${timeoutMs}`,
       );
     }
     this.#sql = sql;
@@ -151,13 +151,15 @@ export class PostgresSessionStore implements SessionStore {
    *
    * @param key The transcript.
    * @param entries The lines, in order.
-   * @throws {DuplexError} `invalid_argument` for a bad key or entry (nothing
-   *   written); `timeout`; a server or driver failure.
+   * @throws {TypeError} For a bad key or entry (the built-in stores' rules;
+   *   nothing is written).
+   * @throws {DuplexError} `timeout` past `timeoutMs`; a server or driver
+   *   failure, its error as `cause`.
    */
   async append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
     const op = this.#op("append to");
-    const params = keyParams(op.verb, key);
-    const batch = encodeBatch(entries);
+    const params = keyParams(op.action, key);
+    const batch = encodeBatch(op.action, entries);
     if (batch === undefined) return;
     // Appends to one key run one after the other, in call order (a pool would reorder them).
     const id = JSON.stringify(params);
@@ -179,11 +181,12 @@ export class PostgresSessionStore implements SessionStore {
    *
    * @param key The transcript.
    * @returns Its entries, or `null` when none was ever appended (or it was deleted).
+   * @throws {TypeError} For a bad key.
    * @throws {DuplexError} As {@linkcode PostgresSessionStore.append}.
    */
   async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
     const op = this.#op("load from");
-    const params = keyParams(op.verb, key);
+    const params = keyParams(op.action, key);
     await this.#ready(op);
     const query = q.loadQuery(this.#names);
     const rows = await bounded(op, () => this.#sql.unsafe(query, params));
@@ -197,11 +200,12 @@ export class PostgresSessionStore implements SessionStore {
    *
    * @param projectKey The project.
    * @returns The sessions; none for an unknown project.
+   * @throws {TypeError} For a bad key.
    * @throws {DuplexError} As {@linkcode PostgresSessionStore.append}.
    */
   async listSessions(projectKey: string): Promise<StoredSessionRef[]> {
     const op = this.#op("list the sessions of");
-    const [project] = keyParams(op.verb, { projectKey, sessionId: "-" }, false);
+    const project = projectParam(op.action, projectKey);
     await this.#ready(op);
     const query = q.listSessionsQuery(this.#names);
     const rows = await bounded(op, () => this.#sql.unsafe(query, [project]));
@@ -212,11 +216,12 @@ export class PostgresSessionStore implements SessionStore {
    * Deletes a transcript; a main one with its subkeys (one transaction).
    *
    * @param key The transcript.
+   * @throws {TypeError} For a bad key.
    * @throws {DuplexError} As {@linkcode PostgresSessionStore.append}.
    */
   async delete(key: SessionKey): Promise<void> {
     const op = this.#op("delete from");
-    const params = keyParams(op.verb, key);
+    const params = keyParams(op.action, key);
     await this.#ready(op);
     const sub = params[2] !== "";
     const statements = q.deleteStatements(this.#names, sub);
@@ -231,13 +236,14 @@ export class PostgresSessionStore implements SessionStore {
    *
    * @param key The session.
    * @returns The subpaths; none for an unknown session.
+   * @throws {TypeError} For a bad key.
    * @throws {DuplexError} As {@linkcode PostgresSessionStore.append}.
    */
   async listSubkeys(
     key: { readonly projectKey: string; readonly sessionId: string },
   ): Promise<string[]> {
     const op = this.#op("list the subkeys of");
-    const params = keyParams(op.verb, key, false).slice(0, 2);
+    const params = sessionParams(op.action, key);
     await this.#ready(op);
     const query = q.listSubkeysQuery(this.#names);
     const rows = await bounded(op, () => this.#sql.unsafe(query, params));
@@ -247,6 +253,7 @@ export class PostgresSessionStore implements SessionStore {
   #op(verb: string): Operation {
     return {
       verb,
+      action: `${verb} the PostgreSQL session store`,
       label: this.#names.label,
       timeoutMs: this.#timeoutMs,
       deadline: performance.now() + this.#timeoutMs,

@@ -29,7 +29,7 @@ export interface PostgresSessionStoreSchemaOptions {
  *
  * @param options The table and schema names.
  * @returns The statements, `;`-terminated.
- * @throws {DuplexError} `invalid_argument` for a name that is not a plain identifier.
+ * @throws {TypeError} For a name that is not a plain identifier.
  *
  * @example Print the migration for a table in schema `app`
  * ```ts
