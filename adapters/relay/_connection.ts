@@ -53,13 +53,15 @@ export interface ConnectionHost {
   find(token: string, owner: string): RelaySession | undefined;
   /**
    * Starts a hibernated session again (`claude --resume`) if the credential's
-   * owner owns it; resolves with `undefined` for an unknown one or another
-   * owner's, alike.
+   * owner owns it, or one the shared session store holds the record of (its
+   * output numbering continuing after `after`); resolves with `undefined`
+   * for an unknown one or another owner's, alike.
    *
    * @throws {Refusal} `busy` at the relay's maximum, `spawn_failed`.
    */
   wake(
     token: string,
+    after: number,
     credential: Credential,
     trace: TraceContext | undefined,
   ): Promise<RelaySession | undefined>;
@@ -342,7 +344,7 @@ export class RelayConnection implements Peer {
     if (!credential.policy.allowResume) return this.#unknownSession();
     if (found !== undefined) return this.#resumeLive(found, after);
     this.#state = "starting";
-    this.#host.wake(token, credential, trace).then(
+    this.#host.wake(token, after, credential, trace).then(
       (session) => {
         if (this.#state === "closed" || this.#host.closing) {
           if (session !== undefined) void session.forget();

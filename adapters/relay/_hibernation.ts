@@ -6,7 +6,7 @@
  * @module
  */
 
-import { timingSafeEqual } from "../../src/remote/wire.ts";
+import { type SpawnRequest, timingSafeEqual } from "../../src/remote/wire.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import type { OutputEntry } from "./_output_buffer.ts";
 
@@ -23,6 +23,8 @@ export interface Hibernated {
   readonly cliSessionId: string;
   /** The options its process ran with. */
   readonly options: SubprocessOptions;
+  /** The spawn request it was started with (for its record in the store). */
+  readonly spawn: SpawnRequest;
   /** The last output sequence number produced. */
   readonly outSeq: number;
   /** Output after this sequence number is kept (in `tail`); a resume from before it is a gap. */

@@ -17,7 +17,9 @@ import { type Credential, Gate } from "./_access.ts";
 import { type ConnectionHost, RelayConnection } from "./_connection.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
-import { RelaySession } from "./_relay_session.ts";
+import { randomToken, RelaySession, type Restore } from "./_relay_session.ts";
+import { openStoreLink, type Resent } from "./_relay_store.ts";
+import { wakeFromStore } from "./_store_wake.ts";
 import { type Hibernated, HibernatedSessions } from "./_hibernation.ts";
 import { ConnectionTrace, SessionTrace } from "./_relay_telemetry.ts";
 import type { RelayServer } from "./relay_server.ts";
@@ -54,6 +56,8 @@ export class Relay implements RelayServer, ConnectionHost {
   readonly #hibernated: HibernatedSessions;
   readonly #retiring = new Set<Promise<void>>();
   readonly #starting = new Set<Promise<unknown>>();
+  /** Resumes in progress by token: a second one for the same token waits for the first. */
+  readonly #waking = new Map<string, Promise<unknown>>();
   readonly #connections = new Set<RelayConnection>();
   readonly #sockets = new Set<Promise<void>>();
   readonly #abort = new AbortController();
@@ -139,13 +143,27 @@ export class Relay implements RelayServer, ConnectionHost {
 
   wake(
     token: string,
+    after: number,
     credential: Credential,
     trace: TraceContext | undefined,
   ): Promise<RelaySession | undefined> {
+    const earlier = this.#waking.get(token);
+    if (earlier !== undefined) {
+      // Another connection resumes it already: then it is live here, or it is not at all.
+      return earlier.then(() => this.find(token, credential.owner), () => undefined);
+    }
     const record = this.#hibernated.take(token, credential.owner, NOBODY);
-    return record === undefined
-      ? Promise.resolve(undefined)
-      : this.#track(this.#wake(record, credential, trace));
+    const store = this.#config.sessionStore;
+    if (record === undefined && store === undefined) return Promise.resolve(undefined);
+    const waking = this.#track(
+      record !== undefined
+        ? this.#wake(record, credential, trace)
+        : this.#wakeFromStore(token, after, credential, trace),
+    );
+    this.#waking.set(token, waking);
+    const forget = () => this.#waking.delete(token);
+    waking.then(forget, forget);
+    return waking;
   }
 
   #track<T>(starting: Promise<T>): Promise<T> {
@@ -165,13 +183,14 @@ export class Relay implements RelayServer, ConnectionHost {
     const { policy } = credential;
     let options = await spawnOptions(request, policy, config.cli, config.workspace);
     let cliSessionId: string | undefined;
-    if (this.#hibernated.enabled && policy.allowResume && hibernatable(options)) {
+    const resumable = this.#hibernated.enabled || config.sessionStore !== undefined;
+    if (resumable && policy.allowResume && hibernatable(options)) {
       // The relay names the CLI's session, so that it can resume it after a hibernation.
       cliSessionId = options.resume ?? crypto.randomUUID();
       if (!CLI_SESSION_ID.test(cliSessionId)) cliSessionId = undefined;
       else if (options.resume === undefined) options = { ...options, sessionId: cliSessionId };
     }
-    return await this.#open(options, credential, remote, cliSessionId, undefined);
+    return await this.#open(options, credential, remote, cliSessionId, { spawn: request ?? {} });
   }
 
   async #wake(
@@ -188,7 +207,7 @@ export class Relay implements RelayServer, ConnectionHost {
         credential,
         remote,
         record.cliSessionId,
-        record,
+        { restore: record, spawn: record.spawn },
       );
       this.#telemetry.count("claude.relay.wakes");
       return session;
@@ -196,6 +215,42 @@ export class Relay implements RelayServer, ConnectionHost {
       if (!this.closing) this.#hibernated.restore(record);
       throw error;
     }
+  }
+
+  /* A session another relay (or this one, before a restart) ran, resumed from the store. */
+  async #wakeFromStore(
+    token: string,
+    after: number,
+    credential: Credential,
+    remote: TraceContext | undefined,
+  ): Promise<RelaySession | undefined> {
+    const config = this.#config;
+    if (!credential.policy.allowResume) return undefined;
+    const wake = await wakeFromStore(token, credential, {
+      store: config.sessionStore!,
+      projectKey: config.projectKey,
+      loadTimeoutMs: config.storeTimeoutMs,
+      cli: config.cli,
+      workspace: config.workspace,
+    });
+    if (wake === undefined) return undefined;
+    this.#assertRoom();
+    // The new relay has no output buffer: numbering continues after what the client has.
+    const restore: Restore = {
+      id: token,
+      outSeq: after,
+      keptAfter: after,
+      applied: wake.record.applied,
+      tail: [],
+    };
+    const { cliSessionId, spawn } = wake.record;
+    const session = await this.#open(wake.options, credential, remote, cliSessionId, {
+      restore,
+      spawn,
+      resent: wake.resent,
+    });
+    this.#telemetry.count("claude.relay.wakes");
+    return session;
   }
 
   /* Refuses a start beyond maxSessions (called before this start is among those starting). */
@@ -214,8 +269,9 @@ export class Relay implements RelayServer, ConnectionHost {
     credential: Credential,
     remote: TraceContext | undefined,
     cliSessionId: string | undefined,
-    restore: Hibernated | undefined,
+    from: { restore?: Restore; spawn: SpawnRequest; resent?: Resent },
   ): Promise<RelaySession> {
+    const { restore, spawn } = from;
     const config = this.#config;
     const { policy } = credential;
     const { model, permissionMode } = options;
@@ -235,7 +291,31 @@ export class Relay implements RelayServer, ConnectionHost {
       );
     }
     trace.spawned(transport.info.pid);
+    const id = restore?.id ?? randomToken();
+    const { sessionStore, storeTimeoutMs, onMirror } = config;
+    const store = await openStoreLink({
+      store: sessionStore,
+      timeoutMs: storeTimeoutMs,
+      mirror: transport.info.mirror,
+      publish: (event) => {
+        trace.mirror(event);
+        try {
+          onMirror?.(event);
+        } catch {
+          // The user's callback: its failure changes nothing here.
+        }
+      },
+    }, {
+      id,
+      owner: credential.owner,
+      cliSessionId: policy.allowResume ? cliSessionId : undefined,
+      spawn,
+      applied: restore?.applied ?? 0,
+      ...(from.resent ? { resent: from.resent } : {}),
+    });
     const session: RelaySession = new RelaySession(transport, {
+      id,
+      ...(store ? { store } : {}),
       trace,
       owner: credential.owner,
       exposePid: policy.exposePid,
@@ -248,6 +328,7 @@ export class Relay implements RelayServer, ConnectionHost {
         hibernation: {
           cliSessionId,
           options,
+          spawn,
           keep: (record: Hibernated) => {
             if (this.closing) return;
             this.#hibernated.add(record);
@@ -331,7 +412,8 @@ export class Relay implements RelayServer, ConnectionHost {
       }
       await Promise.allSettled([...this.#starting]);
       this.#hibernated.clear();
-      for (const session of [...this.#sessions.values()]) void session.forget();
+      // Their records stay as they are: another relay sharing the store may resume them.
+      for (const session of [...this.#sessions.values()]) void session.forget("keep");
       await Promise.allSettled([...this.#retiring]);
       await bounded(Promise.allSettled([...this.#sockets]), SOCKET_CLOSE_WAIT_MS);
       await this.#server.shutdown();

@@ -11,6 +11,9 @@ import { RelayTokenVerifier } from "../../src/remote/verify_relay_token.ts";
 import type { TelemetryOptions } from "../../src/telemetry/telemetry_options.ts";
 import { checkTelemetry } from "../../src/telemetry/_check_telemetry.ts";
 import { type CheckedPolicy, checkPolicy } from "./_policy.ts";
+import type { MirrorEvent } from "../../src/store/mirror_target.ts";
+import type { SessionStore } from "../../src/store/session_store.ts";
+import { RELAY_PROJECT_KEY } from "./_relay_record.ts";
 import * as defaults from "./relay_options.ts";
 import type { RelayOptions } from "./relay_options.ts";
 
@@ -37,6 +40,11 @@ export interface Config {
   readonly maxPendingConnections: number;
   readonly telemetry: TelemetryOptions | undefined;
   readonly signal: AbortSignal | undefined;
+  /** The shared store (the relay's option, else the CLI options'). */
+  readonly sessionStore: SessionStore | undefined;
+  readonly projectKey: string | undefined;
+  readonly storeTimeoutMs: number;
+  readonly onMirror: ((event: MirrorEvent) => void) | undefined;
 }
 
 /**
@@ -82,10 +90,14 @@ export function checkOptions(options: RelayOptions): Config {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw invalid(`port must be an integer from 0 to 65535, got ${port}`);
   }
-  const cli = options.cli ?? {};
-  if (typeof cli !== "object" || cli === null) {
+  const given = options.cli ?? {};
+  if (typeof given !== "object" || given === null) {
     throw new TypeError("Cannot serve the relay: cli must be an object of subprocess options");
   }
+  const { sessionStore, projectKey } = checkStore(options, given);
+  const cli: SubprocessOptions = sessionStore === undefined
+    ? given
+    : { ...given, sessionStore, ...(projectKey === undefined ? {} : { projectKey }) };
   // Checks the base options now (spawns nothing).
   subprocess(cli);
   const signal = options.signal;
@@ -127,7 +139,51 @@ export function checkOptions(options: RelayOptions): Config {
     ),
     telemetry: checkTelemetry(options.telemetry, "Cannot serve the relay"),
     signal,
+    sessionStore,
+    projectKey,
+    storeTimeoutMs: milliseconds(
+      "storeTimeoutMs",
+      options.storeTimeoutMs,
+      defaults.DEFAULT_STORE_TIMEOUT_MS,
+      1,
+    ),
+    onMirror: checkOnMirror(options.onMirror),
   };
+}
+
+function checkStore(
+  options: RelayOptions,
+  cli: SubprocessOptions,
+): { sessionStore: SessionStore | undefined; projectKey: string | undefined } {
+  const sessionStore = options.sessionStore ?? cli.sessionStore;
+  if (
+    sessionStore !== undefined &&
+    (typeof sessionStore !== "object" || sessionStore === null ||
+      typeof sessionStore.append !== "function" || typeof sessionStore.load !== "function")
+  ) {
+    throw new TypeError(
+      "Cannot serve the relay: sessionStore must be a SessionStore (append and load functions)",
+    );
+  }
+  const projectKey = options.projectKey ?? cli.projectKey;
+  if (projectKey !== undefined && (typeof projectKey !== "string" || projectKey === "")) {
+    throw new TypeError("Cannot serve the relay: projectKey must be a non-empty string");
+  }
+  if (projectKey === RELAY_PROJECT_KEY) {
+    throw invalid(`projectKey ${RELAY_PROJECT_KEY} is reserved for the relay's session records`);
+  }
+  if (projectKey !== undefined && sessionStore === undefined) {
+    throw invalid("projectKey needs a sessionStore");
+  }
+  return { sessionStore, projectKey };
+}
+
+function checkOnMirror(value: unknown): ((event: MirrorEvent) => void) | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "function") {
+    throw new TypeError("Cannot serve the relay: onMirror must be a function");
+  }
+  return value as (event: MirrorEvent) => void;
 }
 
 function checkOrigins(origins: unknown): ReadonlySet<string> | undefined {

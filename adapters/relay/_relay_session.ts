@@ -7,7 +7,15 @@
 
 import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { utf8Length } from "../../src/_utf8.ts";
-import { base64url, CLOSE, encodeOutput, type RelayMessage } from "../../src/remote/wire.ts";
+import {
+  base64url,
+  CLOSE,
+  encodeOutput,
+  type RelayMessage,
+  type SpawnRequest,
+} from "../../src/remote/wire.ts";
+import type { RecordState } from "./_relay_record.ts";
+import type { StoreLink } from "./_relay_store.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { type Hibernated, keptTail } from "./_hibernation.ts";
@@ -23,6 +31,9 @@ export interface Peer {
   /** Closes the socket; the connection detaches itself. */
   end(code: number, reason: string): void;
 }
+
+/** What a session continues: its token, sequence numbers and kept output. */
+export type Restore = Pick<Hibernated, "id" | "outSeq" | "keptAfter" | "applied" | "tail">;
 
 /** Settings of a session. */
 export interface SessionSettings {
@@ -50,10 +61,18 @@ export interface SessionSettings {
   readonly hibernation?: {
     readonly cliSessionId: string;
     readonly options: SubprocessOptions;
+    readonly spawn: SpawnRequest;
     readonly keep: (record: Hibernated) => void;
   };
-  /** A hibernated session this one continues (its token, sequence numbers and kept output). */
-  readonly restore?: Hibernated;
+  /**
+   * A session this one continues: a hibernated one (its token, sequence
+   * numbers and kept output), or one resumed from the store (no output kept).
+   */
+  readonly restore?: Restore;
+  /** Its use of the session store: mirroring, the record, re-sent lines. */
+  readonly store?: StoreLink;
+  /** Its token, when the relay chose it (default: a new random one). */
+  readonly id?: string;
 }
 
 /**
@@ -78,6 +97,8 @@ export class RelaySession {
   /** Bytes of input taken and not yet written to the CLI. */
   #pendingBytes = 0;
   #writing: Promise<void> = Promise.resolve();
+  /** Acknowledgements that wait for the record, in order. */
+  #acks: Promise<void> = Promise.resolve();
   #peer: Peer | undefined;
   #timer: Deadline | undefined;
   #exitSeq: number | undefined;
@@ -98,7 +119,7 @@ export class RelaySession {
     this.#settings = settings;
     this.#buffer = new OutputBuffer(settings.bufferBytes);
     const restore = settings.restore;
-    this.id = restore?.id ?? randomToken();
+    this.id = restore?.id ?? settings.id ?? randomToken();
     if (restore) {
       // Continues the hibernated session's numbering: the client resumes as from a drop.
       this.#outSeq = restore.outSeq;
@@ -215,7 +236,7 @@ export class RelaySession {
   input(seq: number, line: string): InputResult {
     if (seq <= this.#received) {
       // A resend: already taken. Acknowledge again once written.
-      if (seq <= this.#applied) this.#peer?.sendText(text({ t: "ack", seq }));
+      if (seq <= this.#applied) this.#ack(seq);
       return "ok";
     }
     if (seq !== this.#received + 1) return "gap";
@@ -223,17 +244,30 @@ export class RelaySession {
     if (this.#pendingBytes + bytes > this.#settings.maxPendingInputBytes) return "full";
     this.#pendingBytes += bytes;
     this.#received = seq;
+    const store = this.#settings.store;
     this.#writing = this.#writing.then(async () => {
       try {
-        await this.#transport.write(line);
+        // A line the old relay's CLI took (resumed from the store) is not written again.
+        if (!(await store?.alreadyTaken(line))) await this.#transport.write(line);
       } catch {
         // The CLI has gone: the exit message tells the client.
       }
       this.#pendingBytes -= bytes;
       this.#applied = seq;
-      this.#peer?.sendText(text({ t: "ack", seq }));
+      this.#ack(seq, store?.applied(seq));
     });
     return "ok";
+  }
+
+  /* Acknowledges input; with a record, once it holds the line (or its bound passed). */
+  #ack(seq: number, recorded?: Promise<void>): void {
+    if (this.#settings.store?.records !== true) {
+      this.#peer?.sendText(text({ t: "ack", seq }));
+      return;
+    }
+    this.#acks = this.#acks.then(() => recorded).then(() => {
+      if (!this.#forgotten) this.#peer?.sendText(text({ t: "ack", seq }));
+    });
   }
 
   /**
@@ -269,9 +303,12 @@ export class RelaySession {
    * Forgets the session: closes the CLI (if it still runs), drops the
    * buffer, and reports the end to the relay. Idempotent.
    *
+   * @param leave What the store's record says afterwards: `closed` (the
+   *   conversation ended), `hibernated`, or `keep` (as it was: the relay
+   *   shuts down, and another relay may resume it).
    * @returns Resolves when the CLI is reaped and the pumps have ended.
    */
-  forget(): Promise<void> {
+  forget(leave: RecordState | "keep" = "closed"): Promise<void> {
     if (!this.#forgotten) {
       this.#forgotten = true;
       this.#clearTimer();
@@ -280,6 +317,8 @@ export class RelaySession {
         await this.#transport.close().catch(() => {});
         await this.#run;
         await this.#writing;
+        await this.#acks;
+        await this.#settings.store?.closeRecord(leave === "keep" ? undefined : leave);
         this.#buffer.clear();
       })();
       this.#done = done;
@@ -294,6 +333,8 @@ export class RelaySession {
       this.#pumpStdout(),
       this.#pumpStderr(),
     ]);
+    // The store gets the transcript's last lines before the client hears of the exit.
+    await this.#settings.store?.closeMirror();
     this.#settings.trace.exited(exit);
     const seq = ++this.#outSeq;
     this.#emit({ seq, frame: text({ t: "exit", seq, exit }) });
@@ -306,6 +347,7 @@ export class RelaySession {
 
   async #pumpStdout(): Promise<void> {
     const reader = this.#transport.readable.getReader();
+    const store = this.#settings.store?.taps ? this.#settings.store : undefined;
     try {
       for (;;) {
         // Flow control: with half the buffer unacknowledged, stop reading until the client
@@ -321,7 +363,12 @@ export class RelaySession {
         }
         const { done, value } = await reader.read();
         if (done) break;
-        const bytes = typeof value === "string" ? encoder.encode(value + "\n") : value;
+        let bytes: Uint8Array | undefined = typeof value === "string"
+          ? encoder.encode(value + "\n")
+          : value;
+        // With a store, mirror lines are taken out (and lines are split only then).
+        if (store) bytes = store.forward(bytes);
+        if (bytes === undefined) continue;
         const seq = ++this.#outSeq;
         this.#emit({ seq, frame: encodeOutput(seq, bytes) });
       }
@@ -329,6 +376,11 @@ export class RelaySession {
       // The stream failed: the exit tells why.
     } finally {
       reader.releaseLock();
+      const rest = store?.endOfOutput();
+      if (rest !== undefined) {
+        const seq = ++this.#outSeq;
+        this.#emit({ seq, frame: encodeOutput(seq, rest) });
+      }
     }
   }
 
@@ -386,12 +438,13 @@ export class RelaySession {
     const tail = keptTail(this.#buffer.entriesAfter(removed));
     const outSeq = this.#outSeq;
     const applied = this.#applied;
-    const gone = this.forget();
+    const gone = this.forget("hibernated");
     hibernation.keep({
       id: this.id,
       owner: this.#settings.owner,
       cliSessionId: hibernation.cliSessionId,
       options: hibernation.options,
+      spawn: hibernation.spawn,
       outSeq,
       keptAfter: tail ? removed : outSeq,
       applied,
@@ -417,6 +470,7 @@ function send(peer: Peer, entry: OutputEntry): void {
   else peer.sendBinary(entry.frame);
 }
 
-function randomToken(): string {
+/** A new session token: 32 random bytes, base64url. */
+export function randomToken(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(32)));
 }

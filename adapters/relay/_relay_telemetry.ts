@@ -10,6 +10,7 @@
 import type { TransportExit } from "../../src/errors.ts";
 import type { Refusal } from "../../src/remote/wire.ts";
 import type { TraceContext } from "../../src/remote/_trace_context.ts";
+import type { MirrorEvent } from "../../src/store/mirror_target.ts";
 import { NO_SPAN, type SpanHandle, type Telemetry } from "../../src/telemetry/_telemetry.ts";
 
 /** OpenTelemetry's `SpanKind.SERVER`. */
@@ -215,6 +216,19 @@ export class SessionTrace {
     this.#span.event("resume", {
       "claude.relay.resume.after": after,
       "claude.relay.resume.replayed": replayed,
+    });
+  }
+
+  /**
+   * The transcript mirror reported a failure, a catch-up or a drop (an event).
+   *
+   * @param event The mirror's event.
+   */
+  mirror(event: MirrorEvent): void {
+    if (!this.#telemetry.tracing) return;
+    this.#span.event("mirror", {
+      "claude.relay.mirror.status": event.status,
+      "claude.relay.mirror.entries": event.entries,
     });
   }
 

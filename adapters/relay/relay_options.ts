@@ -4,6 +4,8 @@
  * @module
  */
 
+import type { MirrorEvent } from "../../src/store/mirror_target.ts";
+import type { SessionStore } from "../../src/store/session_store.ts";
 import type { TelemetryOptions } from "../../src/telemetry/telemetry_options.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import type { RelayPolicy } from "./relay_policy.ts";
@@ -26,6 +28,13 @@ export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_PENDING_INPUT_BYTES = 32 * 1024 * 1024;
 /** Default of {@linkcode RelayOptions.maxPendingConnections}. */
 export const DEFAULT_MAX_PENDING_CONNECTIONS = 64;
+/** Default of {@linkcode RelayOptions.storeTimeoutMs}. */
+export const DEFAULT_STORE_TIMEOUT_MS = 5_000;
+/**
+ * The project key under which the relay keeps its session records in
+ * {@linkcode RelayOptions.sessionStore} (reserved: no `projectKey` may be it).
+ */
+export const RELAY_SESSIONS_PROJECT_KEY = "duplex-relay";
 
 /**
  * Options of {@linkcode serveRelay}. At least one of `tokens` and `secrets`
@@ -159,4 +168,61 @@ export interface RelayOptions {
   readonly telemetry?: TelemetryOptions;
   /** Aborting it closes the relay. */
   readonly signal?: AbortSignal;
+  /**
+   * A session store shared by every relay that serves the same clients (the
+   * official SDK's `SessionStore` contract: PostgreSQL for several hosts,
+   * a directory for one). With it:
+   *
+   * - Every CLI mirrors its transcript there (`--session-mirror`; the relay
+   *   takes the `transcript_mirror` lines out of the output, so clients never
+   *   see them, appends them in batches, flushes at each `result`, and catches
+   *   a store that was down up from the local transcript, as
+   *   `subprocess({ sessionStore })` does).
+   * - Every resumable session has a record there, under the project key
+   *   `duplex-relay` (`RELAY_SESSIONS_PROJECT_KEY`) and the base64url SHA-256
+   *   of its session token as session id (never the token itself): the SHA-256
+   *   of its owner, the CLI's session id, the spawn request and the last input
+   *   line written to the CLI. It is appended at the start, after each input
+   *   line was written and before its acknowledgement (so every acknowledged
+   *   line is recorded), at hibernation and at the end.
+   * - A relay asked to resume a session it does not hold loads the record,
+   *   answers another owner's exactly as an unknown session
+   *   (`unknown_session`), checks the spawn request against the asking
+   *   credential's policy again, and starts `claude --resume` from the stored
+   *   transcript. Input numbering continues from the record; output
+   *   numbering from what the client has: that relay holds none of the old
+   *   one's output, so output the old relay had produced and the client had
+   *   not received is gone (a turn that was running when the old relay died
+   *   gives no result). A re-sent input line the record counts as written is
+   *   acknowledged and not written again, nor a re-sent user line whose uuid
+   *   the stored transcript holds (no turn is doubled).
+   *
+   * Put the relays behind a load balancer that routes by a conversation key
+   * (so that a conversation stays on one relay while that relay lives), or
+   * give `remote()` several URLs. A relay that closes leaves its records
+   * as they are: another relay resumes its conversations. Needs session
+   * persistence (not `cli.persistSession: false`). Default: none (no
+   * mirroring, no records; the output goes through untouched).
+   */
+  readonly sessionStore?: SessionStore;
+  /**
+   * The store's project key of the CLIs' transcripts. Relays whose
+   * workspaces are at different paths need the same one (by default it is
+   * the CLI's project folder name for the session's working folder, as in
+   * `subprocess()`). Needs `sessionStore`; `duplex-relay` is reserved.
+   */
+  readonly projectKey?: string;
+  /**
+   * The bound, in ms, of loading a session record from the store, of each
+   * append of one, and of an input acknowledgement's wait for its record:
+   * with the store down, the acknowledgement goes out after it, the line
+   * having been written (the relay keeps retrying the record). Default: 5000.
+   */
+  readonly storeTimeoutMs?: number;
+  /**
+   * Called with each event of a CLI's transcript mirror: `failed` (the
+   * store is behind), `caught_up`, `dropped`. They are also span events
+   * (`mirror`) of `claude.relay.session` when telemetry is on.
+   */
+  readonly onMirror?: (event: MirrorEvent) => void;
 }

@@ -1,0 +1,214 @@
+/**
+ * Relay session records in a session store, so that any relay sharing the
+ * store can resume a conversation another one started.
+ *
+ * - Key: the reserved project key {@linkcode RELAY_PROJECT_KEY}, and as
+ *   session id the base64url SHA-256 of the session token (never the token).
+ * - Entries: snapshots `{ type: "duplex-relay-session", uuid, owner, cliSessionId,
+ *   spawn, applied, state, at }`, the owner as the base64url SHA-256 of the
+ *   credential's owner; the last one counts. They are appended at the
+ *   start, after each input line written to the CLI (before its
+ *   acknowledgement), at hibernation and at the end (`state: "closed"`).
+ * - A {@linkcode RecordWriter} appends the latest snapshot, one append at a
+ *   time (snapshots that wait are coalesced), and retries while the store
+ *   fails; `saved()` waits for the snapshot of now, within a bound.
+ *
+ * @module
+ */
+
+import { abortable, deadline, sleep } from "../../src/_deadline.ts";
+import { base64url, type SpawnRequest } from "../../src/remote/wire.ts";
+import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
+
+import { RELAY_SESSIONS_PROJECT_KEY } from "./relay_options.ts";
+
+/** The project key of relay session records. */
+export const RELAY_PROJECT_KEY: string = RELAY_SESSIONS_PROJECT_KEY;
+/** The `type` of a record entry. */
+export const RECORD_TYPE = "duplex-relay-session";
+
+/** Where a conversation is: running on a relay, hibernated, or ended for good. */
+export type RecordState = "live" | "hibernated" | "closed";
+
+/** What a record says of a conversation. */
+export interface RelayRecord {
+  /** The base64url SHA-256 of the credential's owner (`Credential.owner`). */
+  readonly owner: string;
+  /** The CLI's session id (`--resume`). */
+  readonly cliSessionId: string;
+  /** The spawn request as the relay took it (checked again against the policy on resume). */
+  readonly spawn: SpawnRequest;
+  /** The last input sequence number written to the CLI. */
+  readonly applied: number;
+  readonly state: RecordState;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The base64url SHA-256 of a text.
+ *
+ * @param text The text.
+ * @returns 43 characters.
+ */
+export async function sha256(text: string): Promise<string> {
+  return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text))));
+}
+
+/**
+ * The store key of a session token's record.
+ *
+ * @param token The relay's session token.
+ * @returns The key.
+ */
+export async function recordKey(token: string): Promise<SessionKey> {
+  return { projectKey: RELAY_PROJECT_KEY, sessionId: await sha256(token) };
+}
+
+/**
+ * The last well-formed record among a key's entries.
+ *
+ * @param entries What the store loaded (`null`: nothing).
+ * @returns The record, or `undefined`.
+ */
+export function lastRecord(entries: readonly SessionStoreEntry[] | null): RelayRecord | undefined {
+  if (entries === null) return undefined;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i] as Record<string, unknown>;
+    if (entry.type !== RECORD_TYPE) continue;
+    const { owner, cliSessionId, spawn, applied, state } = entry;
+    if (
+      typeof owner === "string" && typeof cliSessionId === "string" &&
+      typeof spawn === "object" && spawn !== null && !Array.isArray(spawn) &&
+      Number.isSafeInteger(applied) && (applied as number) >= 0 &&
+      (state === "live" || state === "hibernated" || state === "closed")
+    ) {
+      return {
+        owner,
+        cliSessionId,
+        spawn: spawn as SpawnRequest,
+        applied: applied as number,
+        state,
+      };
+    }
+  }
+  return undefined;
+}
+
+/** How a writer appends. */
+export interface WriterSettings {
+  /** The bound of one append. */
+  readonly appendTimeoutMs: number;
+  /** How long `saved()` waits for a failing store before it gives up (the ack then goes out). */
+  readonly waitMs: number;
+}
+
+/** Appends one conversation's record snapshots, the latest first, retrying while the store fails. */
+export class RecordWriter {
+  readonly #store: SessionStore;
+  readonly #key: SessionKey;
+  readonly #settings: WriterSettings;
+  #record: RelayRecord;
+  /** Bumped by each change; `#stored` is the version the store holds. */
+  #version = 0;
+  #stored = -1;
+  #running: Promise<void> | undefined;
+  #waiters: { version: number; resolve: () => void }[] = [];
+  #closed = false;
+  readonly #stop = new AbortController();
+  #retryDelay = 100;
+
+  /**
+   * @param store The shared store.
+   * @param key The record's key ({@linkcode recordKey}).
+   * @param record The first snapshot (not yet written: call `saved()`).
+   * @param settings The bounds.
+   */
+  constructor(store: SessionStore, key: SessionKey, record: RelayRecord, settings: WriterSettings) {
+    this.#store = store;
+    this.#key = key;
+    this.#record = record;
+    this.#settings = settings;
+    this.#kick();
+  }
+
+  /** The snapshot of now. */
+  get record(): RelayRecord {
+    return this.#record;
+  }
+
+  /**
+   * Changes the record; the writer appends it soon.
+   *
+   * @param change The fields that change.
+   */
+  update(change: Partial<Pick<RelayRecord, "applied" | "state">>): void {
+    if (this.#closed) return;
+    this.#record = { ...this.#record, ...change };
+    this.#version++;
+    this.#kick();
+  }
+
+  /**
+   * Resolves once the store holds the snapshot of now, or after `waitMs`
+   * (a failing store: the writer goes on retrying). Never rejects.
+   */
+  async saved(): Promise<void> {
+    const version = this.#version;
+    if (this.#stored >= version) return;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#waiters.push({ version, resolve });
+    using limit = deadline(this.#settings.waitMs);
+    await abortable(promise, limit.signal).catch(() => {});
+  }
+
+  /**
+   * Writes the last snapshot (bounded by `waitMs`) and stops retrying.
+   *
+   * @param change A last change (`state: "closed"` at the end).
+   */
+  async close(change?: Partial<Pick<RelayRecord, "applied" | "state">>): Promise<void> {
+    if (change) this.update(change);
+    await this.saved();
+    this.#closed = true;
+    this.#stop.abort();
+    await this.#running;
+  }
+
+  #kick(): void {
+    this.#running ??= this.#run().finally(() => {
+      this.#running = undefined;
+      if (this.#stored < this.#version && !this.#closed) this.#kick();
+    });
+  }
+
+  async #run(): Promise<void> {
+    while (this.#stored < this.#version && !this.#closed) {
+      const version = this.#version;
+      const entry = { type: RECORD_TYPE, uuid: crypto.randomUUID(), ...this.#record, at: now() };
+      try {
+        using limit = deadline(this.#settings.appendTimeoutMs, { signal: this.#stop.signal });
+        await abortable(this.#store.append(this.#key, [entry]), limit.signal);
+        this.#stored = version;
+        this.#retryDelay = 100;
+        this.#settle();
+      } catch {
+        await sleep(this.#retryDelay, { signal: this.#stop.signal }).catch(() => {});
+        this.#retryDelay = Math.min(5000, this.#retryDelay * 2);
+      }
+    }
+  }
+
+  #settle(): void {
+    const waiting = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of waiting) {
+      if (waiter.version <= this.#stored) waiter.resolve();
+      else this.#waiters.push(waiter);
+    }
+  }
+}
+
+function now(): string {
+  return new Date().toISOString();
+}

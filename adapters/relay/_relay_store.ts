@@ -1,0 +1,233 @@
+/**
+ * What a relayed session does with a session store: it mirrors the CLI's
+ * transcript (the stdout tap feeding a {@linkcode TranscriptMirror}), keeps
+ * the conversation's record (a {@linkcode RecordWriter}), and, resumed from
+ * the store by another relay, skips the input lines the old relay had
+ * already written to its CLI.
+ *
+ * @module
+ */
+
+import { abortable, deadline } from "../../src/_deadline.ts";
+import { TranscriptMirror } from "../../src/session/_mirror.ts";
+import type { MirrorEvent, MirrorTarget } from "../../src/store/mirror_target.ts";
+import type { SessionKey, SessionStore } from "../../src/store/session_store.ts";
+import type { SpawnRequest } from "../../src/remote/wire.ts";
+import { recordKey, type RecordState, RecordWriter, sha256 } from "./_relay_record.ts";
+import { StdoutTap } from "./_stdout_tap.ts";
+
+/** How a store-resumed session tells re-sent lines the old CLI had from new ones. */
+export interface Resent {
+  readonly store: SessionStore;
+  /** The CLI transcript's key. */
+  readonly transcript: SessionKey;
+  /** The bound of loading it. */
+  readonly loadTimeoutMs: number;
+}
+
+/** What the session's store link is made of (each part optional). */
+export interface StoreLinkParts {
+  /** The transport's mirror target (`transport.info.mirror`). */
+  readonly mirror?: MirrorTarget;
+  /** Hears the mirror's events. */
+  readonly publish?: (event: MirrorEvent) => void;
+  /** The conversation's record. */
+  readonly record?: RecordWriter;
+  /** Set when the session was resumed from the store by this relay. */
+  readonly resent?: Resent;
+}
+
+/** One session's use of the store. */
+export class StoreLink {
+  readonly #mirror: TranscriptMirror | undefined;
+  readonly #tap: StdoutTap | undefined;
+  readonly #record: RecordWriter | undefined;
+  #resent: Resent | undefined;
+  #uuids: Promise<Set<string>> | undefined;
+
+  /** @param parts The mirror target, the record, and the resume. */
+  constructor(parts: StoreLinkParts) {
+    const publish = parts.publish ?? (() => {});
+    if (parts.mirror) {
+      const mirror = this.#mirror = new TranscriptMirror(parts.mirror, publish);
+      this.#tap = new StdoutTap({
+        mirror: (frame) => mirror.take(frame),
+        result: () => mirror.flushAll(),
+        dropped: (reason) =>
+          publish({ type: "mirror", status: "dropped", key: undefined, entries: 0, reason }),
+      });
+    }
+    this.#record = parts.record;
+    this.#resent = parts.resent;
+  }
+
+  /** Whether stdout goes through the tap. */
+  get taps(): boolean {
+    return this.#tap !== undefined;
+  }
+
+  /** Whether input acknowledgements wait for the record. */
+  get records(): boolean {
+    return this.#record !== undefined;
+  }
+
+  /**
+   * A stdout chunk: the bytes to forward (mirror lines taken out).
+   *
+   * @param chunk Fresh bytes from the CLI.
+   */
+  forward(chunk: Uint8Array): Uint8Array | undefined {
+    return this.#tap ? this.#tap.take(chunk) : chunk;
+  }
+
+  /** The end of stdout: what is left to forward. */
+  endOfOutput(): Uint8Array | undefined {
+    return this.#tap?.end();
+  }
+
+  /** Flushes the mirror and stops it (bounded; calls the target's `release`). */
+  async closeMirror(): Promise<void> {
+    await this.#mirror?.close();
+  }
+
+  /**
+   * An input line was written to the CLI: records it. Resolves when the
+   * record holds it, or its bound passed (never rejects).
+   *
+   * @param seq Its input sequence number.
+   */
+  applied(seq: number): Promise<void> {
+    if (!this.#record) return Promise.resolve();
+    this.#record.update({ applied: seq });
+    return this.#record.saved();
+  }
+
+  /**
+   * Whether a line re-sent after a resume from the store is a user line the
+   * old relay's CLI already took (its uuid is in the stored transcript):
+   * then it is not written again. Checks lines until the first one that is
+   * new; later lines are new too. Never rejects (a failed load: written).
+   *
+   * @param line The JSON text.
+   */
+  async alreadyTaken(line: string): Promise<boolean> {
+    const resent = this.#resent;
+    if (!resent) return false;
+    const uuid = userUuid(line);
+    if (uuid === undefined) return false;
+    this.#uuids ??= loadUuids(resent);
+    const taken = (await this.#uuids).has(uuid);
+    if (!taken) {
+      this.#resent = undefined;
+      this.#uuids = undefined;
+    }
+    return taken;
+  }
+
+  /**
+   * Saves the record's state (bounded).
+   *
+   * @param state Hibernated, or closed for good.
+   */
+  async mark(state: RecordState): Promise<void> {
+    this.#record?.update({ state });
+    await this.#record?.saved();
+  }
+
+  /**
+   * Writes the last snapshot (bounded) and stops the record.
+   *
+   * @param state The state to leave (undefined: as it is, for another relay to resume).
+   */
+  async closeRecord(state?: RecordState): Promise<void> {
+    await this.#record?.close(state === undefined ? undefined : { state });
+  }
+}
+
+/** The relay's side of a store link. */
+export interface LinkSettings {
+  /** The shared store, if the relay has one. */
+  readonly store: SessionStore | undefined;
+  /** The bound of each record append and of an acknowledgement's wait for it. */
+  readonly timeoutMs: number;
+  /** The transport's mirror target, if it mirrors. */
+  readonly mirror: MirrorTarget | undefined;
+  /** Hears the mirror's events. */
+  readonly publish: (event: MirrorEvent) => void;
+}
+
+/** The session a store link is for. */
+export interface LinkedSession {
+  /** Its token. */
+  readonly id: string;
+  /** The credential's owner (`Credential.owner`). */
+  readonly owner: string;
+  /** The CLI's session id when the session can be resumed (else no record is kept). */
+  readonly cliSessionId: string | undefined;
+  /** The spawn request it was started with. */
+  readonly spawn: SpawnRequest;
+  /** The last input written to a CLI before (a resume), else 0. */
+  readonly applied: number;
+  /** Set for a resume from the store. */
+  readonly resent?: Resent;
+}
+
+/**
+ * A session's use of the store: the transcript mirror (when the transport
+ * mirrors), and the record (with a store, when the session can be resumed),
+ * whose first snapshot is saved before this resolves (within `timeoutMs`),
+ * so before the client learns the token.
+ *
+ * @param settings The relay's store, bound and mirror target.
+ * @param session The session.
+ * @returns The link, or `undefined` when there is nothing to do.
+ */
+export async function openStoreLink(
+  settings: LinkSettings,
+  session: LinkedSession,
+): Promise<StoreLink | undefined> {
+  const { store, timeoutMs, mirror, publish } = settings;
+  let record: RecordWriter | undefined;
+  if (store !== undefined && session.cliSessionId !== undefined) {
+    const [key, owner] = await Promise.all([recordKey(session.id), sha256(session.owner)]);
+    record = new RecordWriter(store, key, {
+      owner,
+      cliSessionId: session.cliSessionId,
+      spawn: session.spawn,
+      applied: session.applied,
+      state: "live",
+    }, { appendTimeoutMs: timeoutMs, waitMs: timeoutMs });
+    await record.saved();
+  }
+  if (mirror === undefined && record === undefined) return undefined;
+  return new StoreLink({
+    publish,
+    ...(mirror ? { mirror } : {}),
+    ...(record ? { record } : {}),
+    ...(session.resent ? { resent: session.resent } : {}),
+  });
+}
+
+function userUuid(line: string): string | undefined {
+  if (!line.includes('"uuid"')) return undefined;
+  try {
+    const value: unknown = JSON.parse(line);
+    if (typeof value !== "object" || value === null) return undefined;
+    const { type, uuid } = value as Record<string, unknown>;
+    return type === "user" && typeof uuid === "string" ? uuid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function loadUuids(resent: Resent): Promise<Set<string>> {
+  try {
+    using limit = deadline(resent.loadTimeoutMs);
+    const entries = await abortable(resent.store.load(resent.transcript), limit.signal);
+    return new Set(
+      (entries ?? []).flatMap((entry) => entry.uuid === undefined ? [] : [entry.uuid]),
+    );
+  } catch {
+    return new Set();
+  }
+}

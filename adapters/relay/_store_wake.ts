@@ -1,0 +1,96 @@
+/**
+ * Resuming, from the shared session store, a conversation another relay
+ * started: the record is loaded, its owner checked (timing-safe; another
+ * owner's and an unknown token look alike), its spawn request checked again
+ * against the asking credential's policy, and the options of
+ * `claude --resume` made (the subprocess adapter materialises the stored
+ * transcript for the new process).
+ *
+ * @module
+ */
+
+import { abortable, deadline } from "../../src/_deadline.ts";
+import { timingSafeEqual } from "../../src/remote/wire.ts";
+import type { SessionStore } from "../../src/store/session_store.ts";
+import { projectFolderName } from "../subprocess/history/_paths.ts";
+import type { SubprocessOptions } from "../subprocess/mod.ts";
+import type { Credential } from "./_access.ts";
+import { Refusal, spawnOptions } from "./_policy.ts";
+import { lastRecord, recordKey, type RelayRecord, sha256 } from "./_relay_record.ts";
+import type { Resent } from "./_relay_store.ts";
+
+/** Compared with the asking owner's hash when no record exists, so both answers take as long. */
+const NOBODY = `nobody:${crypto.randomUUID()}`;
+
+/** What a resume from the store starts with. */
+export interface StoreWake {
+  /** The record as the store had it. */
+  readonly record: RelayRecord;
+  /** The options of the new CLI (`resume` set, no `sessionId`). */
+  readonly options: SubprocessOptions;
+  /** How the session tells re-sent input the old CLI had. */
+  readonly resent: Resent;
+}
+
+/** Where the relay's store and spawn settings are. */
+export interface WakeSettings {
+  readonly store: SessionStore;
+  readonly projectKey: string | undefined;
+  readonly loadTimeoutMs: number;
+  readonly cli: SubprocessOptions;
+  readonly workspace: string;
+}
+
+/**
+ * Loads a session token's record and prepares its resume.
+ *
+ * @param token The session token the client resumes.
+ * @param credential The asking credential.
+ * @param settings The store and spawn settings.
+ * @returns The resume, or `undefined` for an unknown token, another owner's, or an ended one.
+ * @throws {Refusal} `spawn_failed` when the store does not answer within `loadTimeoutMs`;
+ *   `not_permitted` when the credential's policy no longer allows the spawn request.
+ */
+export async function wakeFromStore(
+  token: string,
+  credential: Credential,
+  settings: WakeSettings,
+): Promise<StoreWake | undefined> {
+  const { store, loadTimeoutMs } = settings;
+  const [key, owner] = await Promise.all([recordKey(token), sha256(credential.owner)]);
+  let entries;
+  try {
+    using limit = deadline(loadTimeoutMs);
+    entries = await abortable(store.load(key), limit.signal);
+  } catch (error) {
+    throw new Refusal(
+      "spawn_failed",
+      `Cannot resume the session: the session store did not load its record within ` +
+        `${loadTimeoutMs} ms (${error instanceof Error ? error.message : error}); try again later`,
+    );
+  }
+  const record = lastRecord(entries);
+  // One comparison either way: with the record's owner, or with nobody (never equal).
+  const owned = timingSafeEqual(record?.owner ?? NOBODY, owner);
+  if (record === undefined || !owned || record.state === "closed") return undefined;
+  const checked = await spawnOptions(
+    record.spawn,
+    credential.policy,
+    settings.cli,
+    settings.workspace,
+  );
+  const { sessionId: _named, ...options } = checked;
+  const cwd = typeof options.cwd === "string" ? options.cwd : settings.workspace;
+  return {
+    record,
+    options: { ...options, resume: record.cliSessionId },
+    resent: {
+      store,
+      transcript: {
+        projectKey: settings.projectKey ?? projectFolderName(cwd),
+        sessionId: record.cliSessionId,
+      },
+      loadTimeoutMs,
+    },
+  };
+}
