@@ -5,6 +5,7 @@
  */
 
 import { checkSessionId, explainFsError, requireTranscript } from "./_paths.ts";
+import { requireStored, storeOf } from "./_store_history.ts";
 import type { HistoryOptions } from "./history_options.ts";
 
 /**
@@ -15,7 +16,12 @@ import type { HistoryOptions } from "./history_options.ts";
  * transcript with its next line.
  *
  * @param sessionId The session id (a UUID).
- * @param options Where to look (`dir`, `configDir`) and `signal`.
+ * With `sessionStore`, the store's `delete` removes the session and its
+ * subkeys; a store without `delete` is append-only and nothing happens
+ * (the official SDK's rule); an unknown session throws as it does over files.
+ *
+ * @param options Where to look (`dir`, `configDir`, or `sessionStore` and
+ * `projectKey`) and `signal`.
  * @returns Nothing, once both are gone.
  * @throws {DuplexError} `invalid_argument` when the id is not a UUID or no
  * transcript has it (a second delete of the same session throws so);
@@ -37,6 +43,12 @@ export async function deleteSession(
   const action = "delete the session";
   const id = checkSessionId(sessionId, action);
   options.signal?.throwIfAborted();
+  if (options.sessionStore !== undefined) {
+    const store = storeOf(options, action);
+    if (!store.delete) return; // an append-only store: deleting is a no-op (the contract)
+    const { key } = await requireStored(id, options, action);
+    return await store.delete(key);
+  }
   const file = await requireTranscript(id, options, action);
   options.signal?.throwIfAborted();
   try {

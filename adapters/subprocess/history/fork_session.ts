@@ -7,12 +7,14 @@
  */
 
 import { DuplexError } from "../../../src/errors.ts";
+import type { SessionStoreEntry } from "../../../src/store/session_store.ts";
 import { isRecord } from "../../../src/protocol/guards.ts";
 import { isChainEntry } from "./_chain.ts";
 import { cleanText } from "./_checks.ts";
 import { checkSessionId, requireTranscript } from "./_paths.ts";
 import { firstPrompt, lastString } from "./_summary.ts";
 import { type Entry, readTranscript, writeTranscript } from "./_transcript.ts";
+import { requireStored, storeOf } from "./_store_history.ts";
 import type { HistoryOptions } from "./history_options.ts";
 
 /** Options of {@linkcode forkSession}. */
@@ -138,8 +140,11 @@ function forkEntries(
  * behind it, as the SDK does.
  *
  * @param sessionId The session to fork (a UUID).
+ * With `sessionStore`, the fork is appended to the store under the
+ * source's project key (the SDK's rule), not written as a file.
+ *
  * @param options `upToMessageId`, `title`, where to look (`dir`,
- * `configDir`), `signal`.
+ * `configDir`, or `sessionStore` and `projectKey`), `signal`.
  * @returns The new session's id.
  * @throws {DuplexError} `invalid_argument` when the id is not a UUID, no
  * transcript has it, it holds no message, or `upToMessageId` is not one of
@@ -177,8 +182,11 @@ export async function forkSession(
   }
   const title = options.title === undefined ? undefined : cleanText(options.title, "title", action);
   options.signal?.throwIfAborted();
-  const file = await requireTranscript(id, options, action);
-  const { entries } = await readTranscript(file.file, options, action);
+  const stored = options.sessionStore === undefined
+    ? undefined
+    : await requireStored(id, options, action);
+  const file = stored ? undefined : await requireTranscript(id, options, action);
+  const entries = stored?.entries ?? (await readTranscript(file!.file, options, action)).entries;
   let nodes = entries.filter((entry) => isChainEntry(entry) && entry.isSidechain !== true);
   if (upTo !== undefined) {
     const index = nodes.findIndex((node) => node.uuid === upTo);
@@ -200,6 +208,11 @@ export async function forkSession(
   const customTitle = title ?? `${sourceTitle || "Forked session"} (fork)`;
   copied.push({ type: "custom-title", customTitle, sessionId: target });
   options.signal?.throwIfAborted();
-  await writeTranscript(`${file.projectDir}/${target}.jsonl`, copied, action);
+  if (stored) {
+    const key = { projectKey: stored.key.projectKey, sessionId: target };
+    await storeOf(options, action).append(key, copied as SessionStoreEntry[]);
+  } else {
+    await writeTranscript(`${file!.projectDir}/${target}.jsonl`, copied, action);
+  }
   return { sessionId: target };
 }

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { SessionStore } from "../../../src/store/session_store.ts";
+
 /**
  * A transcript line the history functions could not use. Lines are skipped,
  * never fatal: the CLI may be writing the file at that moment, or a crash may
@@ -72,4 +74,20 @@ export interface HistoryOptions {
    * @default {undefined}
    */
   readonly onSkip?: (line: SkippedLine) => void;
+  /**
+   * Read and write the session in this store instead of the CLI's files (the
+   * official SDK's `sessionStore`): `listSessions` needs the store's
+   * `listSessions`, `deleteSession` its `delete` (without it, deleting is a
+   * no-op, as the contract says). The key is `{ projectKey, sessionId }`;
+   * `configDir` is not used.
+   *
+   * @default {undefined}
+   */
+  readonly sessionStore?: SessionStore;
+  /**
+   * With `sessionStore`: the project key of the sessions.
+   *
+   * @default {`projectKeyOf` of `dir` (resolved), else of the current directory, as the SDK derives it}
+   */
+  readonly projectKey?: string;
 }

@@ -9,7 +9,9 @@ import { explainFsError, projectDirs, statTranscript, type TranscriptFile } from
 import { pageBound } from "./_checks.ts";
 import { summarize } from "./_summary.ts";
 import { readTranscript } from "./_transcript.ts";
+import { projectKeyFor, storedInfo, storeOf } from "./_store_history.ts";
 import type { HistoryOptions } from "./history_options.ts";
+import { DuplexError } from "../../../src/errors.ts";
 import type { StoredSessionInfo } from "./stored_session_info.ts";
 
 /** Options of {@linkcode listSessions}. */
@@ -64,12 +66,16 @@ async function transcriptsIn(dir: string, action: string): Promise<TranscriptFil
  * `onSkip` and `skippedLines`); a file that is not `<uuid>.jsonl`, a link,
  * or empty is not a session and is left out.
  *
- * @param options Where to look (`dir`, `configDir`), the page (`limit`,
- * `offset`), `signal`, `onSkip`.
+ * With `sessionStore`, lists the store's sessions of the project key
+ * (`projectKey`, else that of `dir` or of the current directory): the
+ * store's `listSessions`, newest `mtime` first, each loaded for its title.
+ *
+ * @param options Where to look (`dir`, `configDir`, or `sessionStore` and
+ * `projectKey`), the page (`limit`, `offset`), `signal`, `onSkip`.
  * @returns The sessions, newest first.
  * @throws {DuplexError} `invalid_argument` for a negative or fractional
- * `limit` / `offset`; `not_permitted` when a folder may not be read (the
- * message names the flag).
+ * `limit` / `offset`, or a `sessionStore` without `listSessions`;
+ * `not_permitted` when a folder may not be read (the message names the flag).
  * @throws {TypeError} When `dir`, `configDir`, `limit` or `offset` has the wrong type.
  *
  * @example A sidebar of the ten newest sessions of this folder
@@ -89,6 +95,7 @@ export async function listSessions(
   const limit = pageBound("limit", options.limit, Infinity, action);
   const offset = pageBound("offset", options.offset, 0, action);
   options.signal?.throwIfAborted();
+  if (options.sessionStore !== undefined) return await listStored(options, limit, offset, action);
   const files: TranscriptFile[] = [];
   for (const dir of await projectDirs(options, action)) {
     options.signal?.throwIfAborted();
@@ -111,6 +118,42 @@ export async function listSessions(
     const info = summarize(file, transcript);
     if (!info) continue;
     seen.add(file.sessionId);
+    if (skip > 0) {
+      skip--;
+      continue;
+    }
+    page.push(info);
+  }
+  return page;
+}
+
+/** The page of a store's sessions, newest first (the files' rules: unlisted ones do not count). */
+async function listStored(
+  options: ListSessionsOptions,
+  limit: number,
+  offset: number,
+  action: string,
+): Promise<StoredSessionInfo[]> {
+  const store = storeOf(options, action);
+  if (typeof store.listSessions !== "function") {
+    throw new DuplexError(
+      "invalid_argument",
+      `Cannot ${action}: the session store has no listSessions method`,
+    );
+  }
+  const projectKey = await projectKeyFor(options, action);
+  const refs = (await store.listSessions(projectKey))
+    .sort((a, b) => b.mtime - a.mtime || a.sessionId.localeCompare(b.sessionId));
+  const page: StoredSessionInfo[] = [];
+  let skip = offset;
+  for (const ref of refs) {
+    if (page.length >= limit) break;
+    options.signal?.throwIfAborted();
+    const entries = await store.load({ projectKey, sessionId: ref.sessionId });
+    const info = entries && entries.length > 0
+      ? storedInfo(ref.sessionId, entries, ref.mtime)
+      : undefined;
+    if (!info) continue;
     if (skip > 0) {
       skip--;
       continue;

@@ -10,7 +10,8 @@ import type { AssistantMessage, UserFrame } from "../../../src/protocol/messages
 import { mainChain } from "./_chain.ts";
 import { pageBound } from "./_checks.ts";
 import { checkSessionId, requireTranscript } from "./_paths.ts";
-import { type Entry, readTranscript, type SkipCounter } from "./_transcript.ts";
+import { requireStored } from "./_store_history.ts";
+import { type Entry, readTranscript, SkipCounter } from "./_transcript.ts";
 import type { HistoryOptions } from "./history_options.ts";
 
 /** Fields every {@linkcode SessionMessage} has (the official SDK's names). */
@@ -141,7 +142,8 @@ function toMessage(
  * reported to `onSkip`, like a line that is not JSON.
  *
  * @param sessionId The session id (a UUID).
- * @param options Where to look (`dir`, `configDir`), the slice (`limit`,
+ * @param options Where to look (`dir`, `configDir`, or `sessionStore` and
+ * `projectKey`), the slice (`limit`,
  * `offset`), `includeSystemMessages`, `signal`, `onSkip`.
  * @returns The messages, oldest first.
  * @throws {DuplexError} `invalid_argument` when the id is not a UUID, no
@@ -170,8 +172,12 @@ export async function getSessionMessages(
   const limit = pageBound("limit", options.limit, Infinity, action);
   const offset = pageBound("offset", options.offset, 0, action);
   options.signal?.throwIfAborted();
-  const file = await requireTranscript(id, options, action);
-  const { entries, counter } = await readTranscript(file.file, options, action);
+  const { entries, counter } = options.sessionStore !== undefined
+    ? {
+      entries: (await requireStored(id, options, action)).entries,
+      counter: new SkipCounter("", options.onSkip),
+    }
+    : await readTranscript((await requireTranscript(id, options, action)).file, options, action);
   const system = options.includeSystemMessages === true;
   const messages = mainChain(entries).flatMap((entry) => toMessage(entry, system, counter) ?? []);
   return messages.slice(offset, limit === Infinity ? undefined : offset + limit);

@@ -8,6 +8,7 @@
 
 import { cleanText } from "./_checks.ts";
 import { checkSessionId, requireTranscript } from "./_paths.ts";
+import { appendStored } from "./_store_history.ts";
 import { appendEntry } from "./_transcript.ts";
 import type { HistoryOptions } from "./history_options.ts";
 
@@ -25,7 +26,9 @@ import type { HistoryOptions } from "./history_options.ts";
  *
  * @param sessionId The session id (a UUID).
  * @param title The new title.
- * @param options Where to look (`dir`, `configDir`) and `signal`.
+ * @param options Where to look (`dir`, `configDir`, or `sessionStore` and
+ * `projectKey`: the entry is appended to the store, with a fresh `uuid` and
+ * a `timestamp`, as the official SDK does) and `signal`.
  * @returns Nothing, once the line is written.
  * @throws {DuplexError} `invalid_argument` when the id is not a UUID, no
  * transcript has it, or the title is empty; `not_permitted` when the
@@ -50,9 +53,11 @@ export async function renameSession(
   const id = checkSessionId(sessionId, action);
   const customTitle = cleanText(title, "title", action);
   options.signal?.throwIfAborted();
+  const entry = { type: "custom-title", customTitle, sessionId: id };
+  if (options.sessionStore !== undefined) return await appendStored(id, entry, options, action);
   const file = await requireTranscript(id, options, action);
   options.signal?.throwIfAborted();
-  await appendEntry(file.file, { type: "custom-title", customTitle, sessionId: id }, action);
+  await appendEntry(file.file, entry, action);
 }
 
 /**
@@ -66,7 +71,9 @@ export async function renameSession(
  *
  * @param sessionId The session id (a UUID).
  * @param tag The tag, or `null` to clear it.
- * @param options Where to look (`dir`, `configDir`) and `signal`.
+ * @param options Where to look (`dir`, `configDir`, or `sessionStore` and
+ * `projectKey`: the entry is appended to the store, with a fresh `uuid` and
+ * a `timestamp`, as the official SDK does) and `signal`.
  * @returns Nothing, once the line is written.
  * @throws {DuplexError} `invalid_argument` when the id is not a UUID, no
  * transcript has it, or the tag is empty; `not_permitted` when the
@@ -91,7 +98,9 @@ export async function tagSession(
   const id = checkSessionId(sessionId, action);
   const text = tag === null ? "" : cleanText(tag, "tag", action);
   options.signal?.throwIfAborted();
+  const entry = { type: "tag", tag: text, sessionId: id };
+  if (options.sessionStore !== undefined) return await appendStored(id, entry, options, action);
   const file = await requireTranscript(id, options, action);
   options.signal?.throwIfAborted();
-  await appendEntry(file.file, { type: "tag", tag: text, sessionId: id }, action);
+  await appendEntry(file.file, entry, action);
 }

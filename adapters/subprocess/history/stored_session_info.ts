@@ -6,6 +6,7 @@
  */
 
 import { checkSessionId, findTranscript } from "./_paths.ts";
+import { loadStored, storedInfo, storedMtime } from "./_store_history.ts";
 import { summarize } from "./_summary.ts";
 import { readTranscript } from "./_transcript.ts";
 import type { HistoryOptions } from "./history_options.ts";
@@ -26,9 +27,13 @@ export interface StoredSessionInfo {
    * the CLI's summary, else `firstPrompt`.
    */
   readonly summary: string;
-  /** When the transcript last changed, in milliseconds since the epoch (file time). */
+  /**
+   * When the transcript last changed, in milliseconds since the epoch: the
+   * file's time, or over a `sessionStore` the store's `mtime` (without its
+   * `listSessions`, the last entry's timestamp, as the official SDK does).
+   */
   readonly lastModified: number;
-  /** The transcript's size in bytes. */
+  /** The transcript's size in bytes (over a `sessionStore`: of its entries as JSONL). */
   readonly fileSize: number;
   /** The title set by {@linkcode renameSession}, the CLI's `--name` or `/rename` (the last one). */
   readonly customTitle?: string;
@@ -54,7 +59,7 @@ export interface StoredSessionInfo {
   readonly costUsd?: number;
   /** The session this one was forked from ({@linkcode forkSession}). */
   readonly forkedFrom?: string;
-  /** The transcript's path. */
+  /** The transcript's path; the empty string over a `sessionStore` (it has no file). */
   readonly file: string;
   /** How many lines of the transcript could not be read (see `onSkip`). */
   readonly skippedLines: number;
@@ -71,7 +76,8 @@ export interface StoredSessionInfo {
  * caller, not a missing session.
  *
  * @param sessionId The session id (a UUID).
- * @param options Where to look (`dir`, `configDir`), `signal`, `onSkip`.
+ * @param options Where to look (`dir`, `configDir`, or `sessionStore` and
+ * `projectKey`), `signal`, `onSkip`.
  * @returns The session's info, or `undefined` when no transcript has it.
  * @throws {DuplexError} `invalid_argument` when the id is not a UUID;
  * `not_permitted` when a file may not be read (the message names the flag).
@@ -92,6 +98,11 @@ export async function getSessionInfo(
   const action = "read the session's info";
   const id = checkSessionId(sessionId, action);
   options.signal?.throwIfAborted();
+  if (options.sessionStore !== undefined) {
+    const stored = await loadStored(id, options, action);
+    if (!stored) return undefined;
+    return storedInfo(id, stored.entries, await storedMtime(stored.key, options, action));
+  }
   const file = await findTranscript(id, options, action);
   if (!file) return undefined;
   return summarize(file, await readTranscript(file.file, options, action));
