@@ -154,8 +154,8 @@ export const checkNoUuid: StoreCheck = async (fresh) => {
   const tag = { type: "tag", tag: "t", sessionId: KEY.sessionId };
   await store.append(KEY, [tag]);
   await store.append(KEY, [tag, e({ uuid: "a" })]);
-  await store.append(KEY, [tag, e({ uuid: "a" })]);
-  same(await store.load(KEY), [tag, tag, e({ uuid: "a" }), tag], "entries without a uuid");
+  await store.append(KEY, [tag, tag, e({ uuid: "b" })]);
+  same(await store.load(KEY), [tag, tag, e({ uuid: "a" }), tag, tag, e({ uuid: "b" })], "no uuid");
 };
 
 export const checkSubkeys: StoreCheck = async (fresh) => {

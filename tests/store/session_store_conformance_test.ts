@@ -77,7 +77,7 @@ Deno.test({
             load: (key) => Promise.resolve(structuredClone(raw.get(joined(key)) ?? null)),
           };
         },
-        ["uuid-dedup", "no-uuid", "key-separation"],
+        ["uuid-dedup", "key-separation"],
       ],
       [
         "load of an unknown key is []",

@@ -1,0 +1,70 @@
+// deno-lint-ignore-file no-console -- a skipped check says why
+/**
+ * Our store pieces against the official SDK 0.3.332's own (installed by
+ * `deno run -P=install tests/bench/install_sdk.ts` into `.cache/bench-sdk`):
+ * the conformance suite on the SDK's `InMemorySessionStore` (it passes all
+ * but the three SHOULDs it does not keep, and fails those), `projectKeyOf`
+ * against the SDK's derivation (a path over 200 characters included), and
+ * `importSessionToStore` against the SDK's on the real CLI's transcripts
+ * (the same batches, entries, subkeys, and conversation read back).
+ *
+ * The SDK's module needs `--allow-sys=homedir` to load, which the project's
+ * test permissions do not grant, so the checks run in a child `deno test`
+ * (`_sdk_parity_child.ts`) with exactly what they need. Without the SDK
+ * the test is skipped loudly; with `CI=true` it fails.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+const SDK = `${ROOT}/.cache/bench-sdk/node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs`;
+const CHILD = new URL("./_sdk_parity_child.ts", import.meta.url).pathname;
+
+function installed(): boolean {
+  try {
+    return Deno.statSync(SDK).isFile;
+  } catch {
+    return false;
+  }
+}
+
+const ci = Deno.env.get("CI") === "true";
+const available = installed();
+if (!available) {
+  console.error(
+    `\n!!! the official SDK is not installed (${SDK}); the SDK parity test ${
+      ci ? "FAILS (CI=true)" : "is IGNORED"
+    }: run deno run -P=install tests/bench/install_sdk.ts !!!\n`,
+  );
+}
+
+Deno.test({
+  name: "store pieces equal the official SDK's (conformance, projectKeyOf, import)",
+  ignore: !available && !ci,
+  async fn() {
+    assert.ok(available, `Cannot compare with the SDK: ${SDK} is missing; CI must install it`);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "test",
+        "--quiet",
+        "--no-check",
+        `--allow-read=${ROOT}`,
+        `--allow-write=${ROOT}/.cache`,
+        "--allow-env",
+        "--allow-sys=homedir",
+        CHILD,
+      ],
+      cwd: ROOT,
+      env: { NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    const { code, stdout, stderr } = await child.output().finally(() => clearTimeout(timer));
+    const output = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
+    assert.equal(code, 0, output);
+    assert.match(output, /ok \| 4 passed \(\d+ steps\) \| 0 failed/, output);
+  },
+});
