@@ -130,7 +130,7 @@ Deno.test("importSessionToStore() stores what the SDK's stores, and the same con
           );
         }
         const project = (
-          m: { type: string; uuid: string; session_id: string; message: unknown },
+          m: { type: string; uuid: string; session_id: string; message?: unknown },
         ) => ({
           type: m.type,
           uuid: m.uuid,
