@@ -27,15 +27,8 @@ import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { type Frame, InboundFrames } from "./_inbound.ts";
 import { OPEN, Outbox } from "./_outbox.ts";
 import { PeerOutput } from "./_peer_output.ts";
-import { reconnect } from "./_reconnect.ts";
-import {
-  closeQuietly,
-  type Connected,
-  messageOf,
-  openSocket,
-  Refusal,
-  refusalError,
-} from "./_socket.ts";
+import { connectAny, reconnect, RefusedBy } from "./_reconnect.ts";
+import { closeQuietly, type Connected, messageOf, refusalError } from "./_socket.ts";
 import { UnackedInput } from "./_unacked_input.ts";
 import type { Settings } from "./remote_options.ts";
 
@@ -80,6 +73,8 @@ export class RemoteTransport implements Transport {
   /** Aborted when the transport ends: stops a reconnection in progress. */
   readonly #stop = new AbortController();
   #link: Link;
+  /** The URL of the relay the session is on (tried first when reconnecting). */
+  #url: string;
   #ending: Ending = "open";
   #closing: Promise<TransportExit> | undefined;
 
@@ -89,29 +84,36 @@ export class RemoteTransport implements Transport {
     const traced = trace === undefined ? {} : { trace };
     const hello: ClientMessage = { t: "hello", v: 1, spawn: settings.spawn, ...traced };
     let connected: Connected;
+    let url: string;
     try {
-      connected = await openSocket(settings, hello, context?.signal);
+      ({ connected, url } = await connectAny(settings, settings.urls, hello, context?.signal));
     } catch (error) {
-      throw error instanceof Refusal ? refusalError(settings.url, error) : error;
+      throw error instanceof RefusedBy ? refusalError(error.url, error.refusal) : error;
     }
     try {
-      return new RemoteTransport(settings, connected, traced);
+      return new RemoteTransport(settings, connected, traced, url);
     } catch (error) {
       closeQuietly(connected.socket, CLOSE.normal); // the relay then ends the session
       throw error;
     }
   }
 
-  constructor(settings: Settings, connected: Connected, traced: { trace?: TraceContext } = {}) {
+  constructor(
+    settings: Settings,
+    connected: Connected,
+    traced: { trace?: TraceContext } = {},
+    url: string = settings.url,
+  ) {
     const { ready } = connected;
     this.#settings = settings;
+    this.#url = url;
     this.#traced = traced;
     this.#session = ready.session;
     this.info = {
       kind: "remote",
       description: `claude${
         ready.pid === undefined ? "" : ` (pid ${ready.pid} there)`
-      } via the relay at ${settings.url}`,
+      } via the relay at ${url}`,
       freshChunks: true, // each chunk is a view of its own WebSocket message
     };
     this.readable = this.#output.readable;
@@ -312,7 +314,7 @@ export class RemoteTransport implements Transport {
     const hello: ClientMessage = { t: "hello", v: 1, resume, ...this.#traced };
     let outcome;
     try {
-      outcome = await reconnect(this.#settings, hello, this.#stop.signal);
+      outcome = await reconnect(this.#settings, hello, this.#stop.signal, this.#url);
     } catch (error) {
       if (!this.#stop.signal.aborted) {
         this.#end(this.#lostExit(`reconnecting failed (${why}): ${describe(error)}`, closeCode));
@@ -325,6 +327,7 @@ export class RemoteTransport implements Transport {
         closeQuietly(connected.socket, CLOSE.normal);
         return;
       }
+      this.#url = outcome.url;
       this.#resume(connected.ready);
       this.#attach(connected);
     } else if (outcome.kind === "refused") {

@@ -29,8 +29,16 @@ export const DEFAULT_RECONNECT_MAX_DELAY_MS = 5_000;
  * 1 (0 where noted) to 2^31-1, or `Infinity` for no time limit at all.
  */
 export interface RemoteOptions {
-  /** The relay's WebSocket URL, for example `wss://relay.example.com/v1`. */
-  readonly url: string;
+  /**
+   * The relay's WebSocket URL, for example `wss://relay.example.com/v1`, or
+   * several relays' URLs, for deployments without a load balancer: the
+   * first connection tries them in order until one answers; each reconnect
+   * tries the relay the session was on first, then the others in order
+   * (relays that share a session store resume each other's sessions). A
+   * relay that answers with a refusal (a bad token, an unknown session) is
+   * not passed over: its answer ends the attempt.
+   */
+  readonly url: string | readonly string[];
   /** The bearer token the relay was started with. */
   readonly token: string;
   /** What to ask the relay to run (its policy decides what is allowed). */
@@ -71,7 +79,10 @@ export interface RemoteOptions {
 
 /** The checked options. */
 export interface Settings {
+  /** The first URL (the one connections are described by until another is used). */
   readonly url: string;
+  /** Every URL, in the order given. */
+  readonly urls: readonly string[];
   readonly token: string;
   readonly spawn: SpawnRequest;
   readonly connectTimeoutMs: number;
@@ -92,11 +103,7 @@ export interface Settings {
  * @throws {RangeError} For a duration or count out of range.
  */
 export function checkOptions(options: RemoteOptions): Settings {
-  if (typeof options?.url !== "string" || !/^wss?:\/\//i.test(options.url)) {
-    throw new TypeError(
-      `Cannot use remote(): url must be a ws:// or wss:// URL, got ${JSON.stringify(options?.url)}`,
-    );
-  }
+  const urls = checkUrls(options?.url);
   if (typeof options.token !== "string" || options.token === "") {
     throw new TypeError("Cannot use remote(): token must be a non-empty string");
   }
@@ -114,7 +121,8 @@ export function checkOptions(options: RemoteOptions): Settings {
     );
   }
   return {
-    url: options.url,
+    url: urls[0]!,
+    urls,
     token: options.token,
     spawn: options.spawn ?? {},
     connectTimeoutMs: ms("connectTimeoutMs", options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS),
@@ -130,6 +138,25 @@ export function checkOptions(options: RemoteOptions): Settings {
     closeTimeoutMs: ms("closeTimeoutMs", options.closeTimeoutMs, DEFAULT_CLOSE_TIMEOUT_MS, 0),
     Socket,
   };
+}
+
+function checkUrls(url: unknown): readonly string[] {
+  const urls = typeof url === "string" ? [url] : url;
+  if (!Array.isArray(urls) || urls.length === 0) {
+    throw new TypeError(
+      `Cannot use remote(): url must be a ws:// or wss:// URL or a non-empty array of them, got ${
+        JSON.stringify(url)
+      }`,
+    );
+  }
+  for (const item of urls) {
+    if (typeof item !== "string" || !/^wss?:\/\//i.test(item)) {
+      throw new TypeError(
+        `Cannot use remote(): url must be a ws:// or wss:// URL, got ${JSON.stringify(item)}`,
+      );
+    }
+  }
+  return [...new Set(urls as string[])];
 }
 
 function ms(name: string, value: number | undefined, fallback: number, min = 1): number {
