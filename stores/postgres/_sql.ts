@@ -75,10 +75,10 @@ export function loadQuery(names: TableNames): string {
 WHERE project_key = $1 AND session_id = $2 AND subpath = $3 ORDER BY seq`;
 }
 
-/** A project's main transcripts and their mtimes. $1: the project key. */
+/** A project's main transcripts and their mtimes, newest first. $1: the project key. */
 export function listSessionsQuery(names: TableNames): string {
   return `SELECT session_id AS sid, mtime::text AS mtime FROM ${names.keys}
-WHERE project_key = $1 AND subpath = ''`;
+WHERE project_key = $1 AND subpath = '' ORDER BY mtime DESC, session_id`;
 }
 
 /** A session's subpaths. $1, $2: project key and session id. */

@@ -196,7 +196,8 @@ export class PostgresSessionStore implements SessionStore {
 
   /**
    * Lists a project's main transcripts with their modification times (the
-   * last append, integer Unix ms, strictly increasing per key), in no order.
+   * last append, integer Unix ms from the server's clock, strictly
+   * increasing per key), newest first.
    *
    * @param projectKey The project.
    * @returns The sessions; none for an unknown project.

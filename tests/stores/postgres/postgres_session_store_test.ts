@@ -149,7 +149,7 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
     );
 
     await t.step(
-      "mtime is the server's clock in integer ms, strictly increasing per key",
+      "mtime is the server's clock in integer ms, strictly increasing per key; newest listed first",
       async () => {
         const store = new PostgresSessionStore(sql, { table: "mtimes" });
         const seen: number[] = [];
@@ -165,6 +165,15 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
           `${seen}`,
         );
         assert.ok(Math.abs(Number(row?.now) - seen.at(-1)!) < 5_000, "near the server's clock");
+        for (const id of ["b", "c", "d", "b"]) {
+          await store.append({ ...KEY, sessionId: id }, [{ type: "x" }]);
+        }
+        const listed = await store.listSessions(KEY.projectKey);
+        assert.deepEqual(
+          listed.map((s) => s.sessionId),
+          ["b", "d", "c", KEY.sessionId],
+          "newest first",
+        );
       },
     );
 
