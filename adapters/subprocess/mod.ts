@@ -117,6 +117,21 @@ export {
   type ForkSessionResult,
 } from "./history/fork_session.ts";
 export type { HistoryOptions, SkippedLine } from "./history/history_options.ts";
+export {
+  DirectorySessionStore,
+  type DirectorySessionStoreOptions,
+  type DirectoryStoreSkip,
+} from "./store/directory_session_store.ts";
+export {
+  type ImportSessionOptions,
+  type ImportSessionResult,
+  importSessionToStore,
+} from "./store/import_session.ts";
+export {
+  type MaterializedSession,
+  materializeSession,
+  type MaterializeSessionOptions,
+} from "./store/materialize_session.ts";
 export { type CliLaunch, planLaunch } from "./build_args.ts";
 export type {
   OutputFormat,
