@@ -44,6 +44,38 @@ export class SkipCounter {
 }
 
 /**
+ * Reads a file in 64 KiB chunks, handing each to `onChunk` (awaited) until
+ * the end; the buffer is reused, so `onChunk` must not keep the chunk.
+ *
+ * @throws {DuplexError} `not_permitted` when the file may not be read.
+ * @throws The signal's reason when it is aborted.
+ */
+export async function forEachChunk(
+  file: string,
+  options: HistoryOptions,
+  action: string,
+  onChunk: (chunk: Uint8Array) => void | Promise<void>,
+): Promise<void> {
+  let handle: Deno.FsFile;
+  try {
+    handle = await Deno.open(file, { read: true });
+  } catch (error) {
+    throw explainFsError(error, action, file, "read");
+  }
+  try {
+    const buffer = new Uint8Array(CHUNK_BYTES);
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const read = await handle.read(buffer);
+      if (read === null) break;
+      await onChunk(buffer.subarray(0, read));
+    }
+  } finally {
+    handle.close();
+  }
+}
+
+/**
  * Reads a whole transcript. A line cut short at the end (the CLI may be
  * writing it) is skipped like any other bad line.
  *
@@ -62,24 +94,8 @@ export async function readTranscript(
     onFrame: (frame) => entries.push(frame),
     onDiagnostic: (diagnostic) => counter.diagnostic(diagnostic),
   });
-  let handle: Deno.FsFile;
-  try {
-    handle = await Deno.open(file, { read: true });
-  } catch (error) {
-    throw explainFsError(error, action, file, "read");
-  }
-  try {
-    const buffer = new Uint8Array(CHUNK_BYTES);
-    for (;;) {
-      options.signal?.throwIfAborted();
-      const read = await handle.read(buffer);
-      if (read === null) break;
-      decoder.push(buffer.subarray(0, read));
-    }
-    decoder.end();
-  } finally {
-    handle.close();
-  }
+  await forEachChunk(file, options, action, (chunk) => decoder.push(chunk));
+  decoder.end();
   return { entries, skipped: counter.count, counter };
 }
 

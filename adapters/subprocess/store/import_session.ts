@@ -13,13 +13,8 @@ import type {
   SessionStore,
   SessionStoreEntry,
 } from "../../../src/store/session_store.ts";
-import {
-  checkSessionId,
-  explainFsError,
-  requireTranscript,
-  resolvedDir,
-} from "../history/_paths.ts";
-import { SkipCounter } from "../history/_transcript.ts";
+import { checkSessionId, requireTranscript, resolvedDir } from "../history/_paths.ts";
+import { forEachChunk, SkipCounter } from "../history/_transcript.ts";
 import type { HistoryOptions } from "../history/history_options.ts";
 
 /** Options of {@linkcode importSessionToStore}. */
@@ -58,7 +53,6 @@ export interface ImportSessionResult {
 }
 
 const BATCH_BYTES = 1_048_576;
-const CHUNK = 65_536;
 const MAX_DEPTH = 8;
 
 /** Reads a JSONL file in chunks and appends its entries in batches. */
@@ -92,24 +86,10 @@ async function importFile(
     },
     onDiagnostic: (diagnostic) => counter.diagnostic(diagnostic),
   });
-  let handle: Deno.FsFile;
-  try {
-    handle = await Deno.open(file, { read: true });
-  } catch (error) {
-    throw explainFsError(error, action, file, "read");
-  }
-  try {
-    const buffer = new Uint8Array(CHUNK);
-    for (;;) {
-      options.signal?.throwIfAborted();
-      const n = await handle.read(buffer);
-      if (n === null) break;
-      decoder.push(buffer.subarray(0, n));
-      for (const full of ready.splice(0)) await store.append(key, full);
-    }
-  } finally {
-    handle.close();
-  }
+  await forEachChunk(file, options, action, async (chunk) => {
+    decoder.push(chunk);
+    for (const full of ready.splice(0)) await store.append(key, full);
+  });
   decoder.end(); // a last line cut short (the CLI writing it) is skipped and reported
   for (const full of ready.splice(0)) await store.append(key, full);
   if (batch.length > 0) await store.append(key, batch);
