@@ -72,6 +72,12 @@ async function scenario(t: Deno.TestContext, chromium: string, app: App, script:
       "--disable-component-update",
       "--disable-sync",
       "--hide-scrollbars",
+      // Rendering the same pixels every run (for the committed screenshot).
+      "--num-raster-threads=1",
+      "--disable-partial-raster",
+      "--disable-lcd-text",
+      "--font-render-hinting=none",
+      "--force-color-profile=srgb",
       `--user-data-dir=${profile}`,
       "--remote-debugging-address=127.0.0.1",
       "--remote-debugging-port=0",
@@ -112,8 +118,15 @@ async function scenario(t: Deno.TestContext, chromium: string, app: App, script:
     const id = await ask(tab, script.deny);
     if (script.screenshot) {
       await tab.waitFor(`${TURN_TEXT}.length > 0`, "the streamed text beside the card");
+      // The same PNG each run: no blinking caret, fonts loaded, two frames painted.
+      await tab.evaluate(`document.activeElement?.blur(); document.fonts.ready.then(() =>
+        new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))))`);
       await Deno.mkdir(projectPath("docs"), { recursive: true });
-      await Deno.writeFile(script.screenshot, await tab.screenshot());
+      const png = await tab.screenshot();
+      const size = new DataView(png.buffer, png.byteOffset + 16, 8); // IHDR: width, height
+      assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47]); // "PNG"
+      assert.deepEqual([size.getUint32(0), size.getUint32(4)], [960, 760]);
+      await Deno.writeFile(script.screenshot, png);
     }
     await tab.click(`.card[data-id=${JSON.stringify(id)}] .deny`);
     const result = String(await tab.waitFor(RESULT, "the turn's result", 30_000));
