@@ -1,0 +1,68 @@
+// deno-lint-ignore-file no-console
+/**
+ * A relay process of the failover test and bench: `serveRelay` over a
+ * PostgreSQL session store, configured by one JSON environment variable,
+ * `FAILOVER_RELAY` ({@linkcode FailoverRelayConfig}). It prints one line,
+ * `{"url":…,"port":…}`, once it listens, and closes on SIGTERM or SIGINT.
+ *
+ * @module
+ */
+
+import postgres from "postgres";
+import { serveRelay } from "../../adapters/relay/mod.ts";
+import { PostgresSessionStore } from "../../stores/postgres/mod.ts";
+
+/** What a failover relay runs with. */
+export interface FailoverRelayConfig {
+  readonly token: string;
+  readonly workspace: string;
+  readonly port: number;
+  /** The shared PostgreSQL (`postgres://…`). */
+  readonly postgresUrl: string;
+  readonly projectKey: string;
+  /** The CLI binary and its whole environment (HOME: this relay's own config folder). */
+  readonly binary: string;
+  readonly env: Record<string, string>;
+  /** Where a resume from the store materialises its private config folder. */
+  readonly tempDir: string;
+}
+
+const config = JSON.parse(Deno.env.get("FAILOVER_RELAY") ?? "null") as FailoverRelayConfig | null;
+if (config === null) {
+  console.error("Cannot start the failover relay: FAILOVER_RELAY is not set");
+  Deno.exit(2);
+}
+// The client's reconnect backoff capped low: the test stops and starts the server.
+const sql = postgres(config.postgresUrl, {
+  onnotice: () => {},
+  max: 4,
+  connect_timeout: 3,
+  backoff: (retries: number) => Math.min(3 ** retries / 100, 0.5),
+});
+const relay = serveRelay({
+  tokens: [config.token],
+  workspace: config.workspace,
+  port: config.port,
+  sessionStore: new PostgresSessionStore(sql, { timeoutMs: 5_000 }),
+  projectKey: config.projectKey,
+  storeTimeoutMs: 2_000,
+  heartbeatMs: 2_000,
+  policy: { exposePid: true },
+  cli: {
+    binary: config.binary,
+    env: config.env,
+    clearEnv: true,
+    tempDir: config.tempDir,
+    hostSignal: "close",
+  },
+});
+console.log(JSON.stringify({ url: relay.url, port: relay.port }));
+
+const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+function onSignal(): void {
+  for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+  void relay.close();
+}
+for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+await relay.closed;
+await sql.end({ timeout: 2 });
