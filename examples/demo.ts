@@ -1,155 +1,24 @@
 /**
- * A tour of @duplex/claude that runs anywhere, with no `claude` binary and no
- * API key: the session drives a scripted stand-in of the CLI that speaks the
- * real wire protocol (frames shaped like recorded CLI 2.1.332 sessions).
+ * `deno task demo`: first contact with @duplex/claude.
  *
- * Run: deno task demo
+ * - In a terminal: a chat with `claude` over one long-lived session
+ *   (`examples/demo/chat.ts`): the answer streams in, each permission
+ *   request asks you (allow / deny / always allow), Ctrl-C interrupts a
+ *   turn, `/model`, `/mode`, `/cost`, `/quit`. It uses the real `claude`
+ *   (`CLAUDE_CLI`, else `PATH`) when it can answer, else it says why in one
+ *   line and runs against a built-in stand-in, so it works with no binary,
+ *   no key and no network.
+ * - Otherwise (stdin not a terminal: CI, a pipe): a scripted tour against
+ *   the stand-in (`examples/demo/tour.ts`) that exits 0.
  *
- * It shows: streaming events with `for await`, a tool permission answered by
- * code (with a rewritten input), a deferred permission answered "later" by a
- * person (simulated), and a stalled turn cancelled with an AbortSignal.
- *
- * For the real CLI, see examples/subprocess_session.ts.
+ * Run: `deno task demo` (it grants `--allow-run --allow-env --allow-read`).
+ * For a program of your own on the real CLI, start from `examples/one_turn.ts`.
  *
  * @module
  */
 
-import { DuplexSession, type PermissionRequest, type SessionEvent } from "@duplex/claude";
-import {
-  assistantTextFrame,
-  assistantToolUseFrame,
-  canUseToolRequest,
-  initFrame,
-  resultFrame,
-  ScriptedCli,
-  streamTextDeltaFrames,
-  userToolResultFrame,
-} from "@duplex/claude/testing";
+import { runChat } from "./demo/chat.ts";
+import { runTour } from "./demo/tour.ts";
 
-const log = (line: string): void =>
-  void Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));
-
-// A stand-in CLI: plain prompts are echoed with streaming deltas; "[[tool]]" asks to run Bash;
-// "[[stall]]" streams a little and then hangs until interrupted.
-const cli = new ScriptedCli({ sessionId: "demo-session" });
-let cost = 0;
-const result = (text: string, uuid: unknown) =>
-  resultFrame({ text, totalCostUsd: cost += 0.0003, userMessageUuid: String(uuid) });
-
-cli.on((f) => f.type === "user" && JSON.stringify(f).includes("[[tool]]"), (frame, c) => {
-  c.emit(initFrame({ sessionId: "demo-session" }));
-  c.emit(
-    assistantToolUseFrame({ id: "toolu_demo", name: "Bash", input: { command: "rm -rf build" } }),
-  );
-  c.emit(canUseToolRequest({
-    requestId: "perm-demo-1",
-    toolName: "Bash",
-    input: { command: "rm -rf build" },
-    toolUseId: "toolu_demo",
-  }));
-  c.nextWrite("control_response").then((answer) => {
-    const decision = (answer.response as { response: Record<string, unknown> }).response;
-    const ran = (decision.updatedInput as { command?: string } | undefined)?.command;
-    c.emit(userToolResultFrame({ toolUseId: "toolu_demo", content: `ran: ${ran}` }));
-    c.emit(assistantTextFrame(`The tool ran \`${ran}\`.`));
-    c.emit(result(`The tool ran \`${ran}\`.`, frame.uuid));
-  });
-});
-cli.on((f) => f.type === "user" && JSON.stringify(f).includes("[[ask a person]]"), (frame, c) => {
-  c.emit(initFrame({ sessionId: "demo-session" }));
-  c.emit(
-    canUseToolRequest({
-      requestId: "perm-demo-2",
-      toolName: "Write",
-      input: { file_path: "notes.md" },
-    }),
-  );
-  c.nextWrite("control_response", { timeoutMs: 60_000 }).then((answer) => {
-    const decision = (answer.response as { response: { behavior: string } }).response;
-    c.emit(
-      result(`Write was ${decision.behavior === "allow" ? "allowed" : "denied"}.`, frame.uuid),
-    );
-  });
-});
-cli.on((f) => f.type === "user" && JSON.stringify(f).includes("[[stall]]"), (frame, c) => {
-  c.emit(initFrame({ sessionId: "demo-session" }));
-  c.emit(
-    ...streamTextDeltaFrames("Thinking very hard about", { messageId: "msg_stall" }).slice(0, 4),
-  );
-  c.nextWrite("control_request:interrupt").then((req) => {
-    c.emit({
-      type: "control_response",
-      response: { subtype: "success", request_id: req.request_id, response: { still_queued: [] } },
-    });
-    c.emit(resultFrame({
-      subtype: "error_during_execution",
-      terminalReason: "aborted_streaming",
-      userMessageUuid: String(frame.uuid),
-    }));
-  });
-});
-cli.on("user", (frame, c) => {
-  const text = JSON.stringify(frame.message).match(/"text":"([^"]*)"/)?.[1] ?? "";
-  c.emit(initFrame({ sessionId: "demo-session" }));
-  c.emit(...streamTextDeltaFrames(`Echo: ${text}`, { messageId: `msg_${frame.uuid}` }));
-  c.emit(assistantTextFrame(`Echo: ${text}`));
-  c.emit(result(`Echo: ${text}`, frame.uuid));
-});
-
-const session = await DuplexSession.start({
-  transport: cli.transport,
-  onPermission(request: PermissionRequest) {
-    if (request.toolName === "Bash") {
-      log(`  [permission] ${request.toolName} wants: ${request.input.command} -> allow, rewritten`);
-      return { behavior: "allow", updatedInput: { command: "echo 'rm skipped by host'" } };
-    }
-    log(`  [permission] ${request.toolName} deferred to a person (id ${request.requestId})`);
-    return { behavior: "defer" };
-  },
-});
-
-// A UI-style subscriber: prints streamed text as it arrives.
-const printer = (async () => {
-  for await (const event of session.subscribe({ capacity: 1024 })) printEvent(event);
-})();
-
-function printEvent(event: SessionEvent): void {
-  if (event.type === "stream_event" && event.event.type === "content_block_delta") {
-    const delta = event.event.delta as { text?: string };
-    if (delta.text) log(`  [stream] ${JSON.stringify(delta.text)}`);
-  } else if (event.type === "permission_request") {
-    log(`  [event] permission_request for ${event.request.toolName}`);
-  } else if (event.type === "exit") {
-    log(`  [event] exit: ${event.status.state}`);
-  }
-}
-
-log("1. A plain turn, streamed:");
-const hello = await session.send("Say hi.");
-log(`   result: ${hello.result.text} (cost $${hello.result.costUsd.toFixed(4)})`);
-
-log("2. A tool call answered by code:");
-const tool = await session.send("Clean the build [[tool]]");
-log(`   result: ${tool.result.text}`);
-
-log("3. A tool call answered later by a person:");
-const waiting = session.send("Take notes [[ask a person]]");
-setTimeout(() => {
-  log("   (a person clicks 'Allow' 300 ms later)");
-  session.respondToPermission("perm-demo-2", { behavior: "allow" });
-}, 300);
-log(`   result: ${(await waiting).result.text}`);
-
-log("4. A stalled turn, cancelled with AbortSignal.timeout(200):");
-try {
-  await session.send("Ponder forever [[stall]]", { signal: AbortSignal.timeout(200) });
-} catch (error) {
-  log(`   send rejected with ${(error as Error).name}; the CLI was interrupted`);
-}
-const after = await session.send("Still there?");
-log(`   next turn works: ${after.result.text}`);
-
-log(`Session ${session.sessionId}: closing.`);
-const status = await session.close();
-await printer;
-log(`Closed: ${status.state}.`);
+if (Deno.stdin.isTerminal()) await runChat();
+else await runTour();
