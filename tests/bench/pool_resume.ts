@@ -11,7 +11,7 @@
  */
 
 import { type PoolEvent, SessionPool } from "../../adapters/subprocess/mod.ts";
-import { echoTurn, processOf, timed, until } from "./_pool_bench.ts";
+import { echoTurn, processOf, reapedChildrenCpuMs, timed, until } from "./_pool_bench.ts";
 import type { CliTarget } from "./turns.ts";
 
 /** Parameters of {@linkcode poolResume}. */
@@ -29,7 +29,8 @@ export interface PoolResumeParams {
  * First turns after hibernation and cold first turns.
  *
  * @param params The CLI and the sizes.
- * @returns `cold` and, per transcript length, `resumed` times in ms; the
+ * @returns `cold` and, per transcript length, `resumed` times in ms (acquire
+ *   to result); the turns alone (`turnMs`) and the starts (`startMs`); the
  *   prompts of the resumed turns (the runner finds their API requests).
  */
 export async function poolResume(params: PoolResumeParams): Promise<Record<string, unknown>> {
@@ -53,6 +54,10 @@ export async function poolResume(params: PoolResumeParams): Promise<Record<strin
   const resumed: Record<string, number[]> = {};
   const prompts: Record<string, string[]> = {};
   const ids = new Map<number, string>();
+  /** The turn alone (send to result), the start excluded. */
+  const turnMs: { side: string; ms: number }[] = [];
+  /** The CLI's CPU time for each measurement (start, turn, close), by side. */
+  const cpuMs: Record<string, number[]> = {};
   try {
     const buildMs: Record<string, number> = {};
     for (const turns of params.transcripts) {
@@ -73,9 +78,10 @@ export async function poolResume(params: PoolResumeParams): Promise<Record<strin
         const side = sides[(i + round) % sides.length] as string;
         const key = side === "cold" ? `cold-${round}` : `transcript-${side}`;
         const text = side === "cold" ? `cold ${round}` : `resume ${side} ${round}`;
+        const cpuBefore = reapedChildrenCpuMs();
         const ms = await timed(() =>
           pool.withSession(key, async (session) => {
-            await echoTurn(session, text);
+            turnMs.push({ side, ms: await timed(() => echoTurn(session, text)) });
             const id = ids.get(Number(side));
             if (side !== "cold" && session.sessionId !== id) {
               throw new Error(`Cannot trust the resume: session ${session.sessionId}, not ${id}`);
@@ -88,6 +94,7 @@ export async function poolResume(params: PoolResumeParams): Promise<Record<strin
           prompts[side]?.push(text);
         }
         await hibernated(key);
+        (cpuMs[side] ??= []).push(reapedChildrenCpuMs() - cpuBefore);
       }
     }
     // Each transcript's first start is cold (its build), every later one a resume.
@@ -106,6 +113,8 @@ export async function poolResume(params: PoolResumeParams): Promise<Record<strin
       resumed,
       prompts,
       buildMs,
+      turnMs,
+      cpuMs,
       startMs: started.map(({ via, ms }) => ({ via, ms })),
     };
   } finally {
