@@ -25,6 +25,8 @@ export interface Hibernated {
   readonly options: SubprocessOptions;
   /** The spawn request it was started with (for its record in the store). */
   readonly spawn: SpawnRequest;
+  /** Its record's epoch in the store (0 without one). */
+  readonly epoch: number;
   /** The last output sequence number produced. */
   readonly outSeq: number;
   /** Output after this sequence number is kept (in `tail`); a resume from before it is a gap. */

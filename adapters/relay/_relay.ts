@@ -152,8 +152,11 @@ export class Relay implements RelayServer, ConnectionHost {
       // Another connection resumes it already: then it is live here, or it is not at all.
       return earlier.then(() => this.find(token, credential.owner), () => undefined);
     }
-    const record = this.#hibernated.take(token, credential.owner, NOBODY);
+    let record = this.#hibernated.take(token, credential.owner, NOBODY);
     const store = this.#config.sessionStore;
+    // The client has more output than this relay produced: the conversation went on elsewhere
+    // since it was hibernated here, and the store knows where it stands.
+    if (record !== undefined && store !== undefined && after > record.outSeq) record = undefined;
     if (record === undefined && store === undefined) return Promise.resolve(undefined);
     const waking = this.#track(
       record !== undefined
@@ -207,7 +210,7 @@ export class Relay implements RelayServer, ConnectionHost {
         credential,
         remote,
         record.cliSessionId,
-        { restore: record, spawn: record.spawn },
+        { restore: record, spawn: record.spawn, epoch: record.epoch + 1 },
       );
       this.#telemetry.count("claude.relay.wakes");
       return session;
@@ -224,30 +227,16 @@ export class Relay implements RelayServer, ConnectionHost {
     credential: Credential,
     remote: TraceContext | undefined,
   ): Promise<RelaySession | undefined> {
-    const config = this.#config;
     if (!credential.policy.allowResume) return undefined;
-    const wake = await wakeFromStore(token, credential, {
-      store: config.sessionStore!,
-      projectKey: config.projectKey,
-      loadTimeoutMs: config.storeTimeoutMs,
-      cli: config.cli,
-      workspace: config.workspace,
-    });
+    const wake = await wakeFromStore(token, after, credential, this.#config);
     if (wake === undefined) return undefined;
     this.#assertRoom();
-    // The new relay has no output buffer: numbering continues after what the client has.
-    const restore: Restore = {
-      id: token,
-      outSeq: after,
-      keptAfter: after,
-      applied: wake.record.applied,
-      tail: [],
-    };
-    const { cliSessionId, spawn } = wake.record;
-    const session = await this.#open(wake.options, credential, remote, cliSessionId, {
+    const { record, options, restore, resent } = wake;
+    const session = await this.#open(options, credential, remote, record.cliSessionId, {
       restore,
-      spawn,
-      resent: wake.resent,
+      spawn: record.spawn,
+      epoch: record.epoch + 1,
+      resent,
     });
     this.#telemetry.count("claude.relay.wakes");
     return session;
@@ -269,7 +258,7 @@ export class Relay implements RelayServer, ConnectionHost {
     credential: Credential,
     remote: TraceContext | undefined,
     cliSessionId: string | undefined,
-    from: { restore?: Restore; spawn: SpawnRequest; resent?: Resent },
+    from: { restore?: Restore; spawn: SpawnRequest; epoch?: number; resent?: Resent },
   ): Promise<RelaySession> {
     const { restore, spawn } = from;
     const config = this.#config;
@@ -311,6 +300,7 @@ export class Relay implements RelayServer, ConnectionHost {
       cliSessionId: policy.allowResume ? cliSessionId : undefined,
       spawn,
       applied: restore?.applied ?? 0,
+      epoch: from.epoch ?? 0,
       ...(from.resent ? { resent: from.resent } : {}),
     });
     const session: RelaySession = new RelaySession(transport, {

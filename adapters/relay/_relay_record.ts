@@ -41,6 +41,12 @@ export interface RelayRecord {
   /** The last input sequence number written to the CLI. */
   readonly applied: number;
   readonly state: RecordState;
+  /**
+   * Bumped by each resume in a new process: a reader takes the last entry of
+   * the highest epoch, so a relay that still writes after another resumed the
+   * conversation (its grace ending, say) cannot undo what the newer one wrote.
+   */
+  readonly epoch: number;
 }
 
 const encoder = new TextEncoder();
@@ -66,31 +72,40 @@ export async function recordKey(token: string): Promise<SessionKey> {
 }
 
 /**
- * The last well-formed record among a key's entries.
+ * The record a key's entries tell: the last well-formed entry of the highest epoch.
  *
  * @param entries What the store loaded (`null`: nothing).
  * @returns The record, or `undefined`.
  */
 export function lastRecord(entries: readonly SessionStoreEntry[] | null): RelayRecord | undefined {
-  if (entries === null) return undefined;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as Record<string, unknown>;
-    if (entry.type !== RECORD_TYPE) continue;
-    const { owner, cliSessionId, spawn, applied, state } = entry;
-    if (
-      typeof owner === "string" && typeof cliSessionId === "string" &&
-      typeof spawn === "object" && spawn !== null && !Array.isArray(spawn) &&
-      Number.isSafeInteger(applied) && (applied as number) >= 0 &&
-      (state === "live" || state === "hibernated" || state === "closed")
-    ) {
-      return {
-        owner,
-        cliSessionId,
-        spawn: spawn as SpawnRequest,
-        applied: applied as number,
-        state,
-      };
+  let found: RelayRecord | undefined;
+  for (const entry of entries ?? []) {
+    const record = recordOf(entry as Record<string, unknown>);
+    if (record !== undefined && (found === undefined || record.epoch >= found.epoch)) {
+      found = record;
     }
+  }
+  return found;
+}
+
+function recordOf(entry: Record<string, unknown>): RelayRecord | undefined {
+  if (entry.type !== RECORD_TYPE) return undefined;
+  const { owner, cliSessionId, spawn, applied, state, epoch } = entry;
+  if (
+    typeof owner === "string" && typeof cliSessionId === "string" &&
+    typeof spawn === "object" && spawn !== null && !Array.isArray(spawn) &&
+    Number.isSafeInteger(applied) && (applied as number) >= 0 &&
+    Number.isSafeInteger(epoch) && (epoch as number) >= 0 &&
+    (state === "live" || state === "hibernated" || state === "closed")
+  ) {
+    return {
+      owner,
+      cliSessionId,
+      spawn: spawn as SpawnRequest,
+      applied: applied as number,
+      state,
+      epoch: epoch as number,
+    };
   }
   return undefined;
 }

@@ -7,79 +7,15 @@
 
 import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { utf8Length } from "../../src/_utf8.ts";
-import {
-  base64url,
-  CLOSE,
-  encodeOutput,
-  type RelayMessage,
-  type SpawnRequest,
-} from "../../src/remote/wire.ts";
+import { base64url, CLOSE, encodeOutput, type RelayMessage } from "../../src/remote/wire.ts";
 import type { RecordState } from "./_relay_record.ts";
-import type { StoreLink } from "./_relay_store.ts";
 import type { Transport } from "../../src/transport/transport.ts";
-import type { SubprocessOptions } from "../subprocess/mod.ts";
-import { type Hibernated, keptTail } from "./_hibernation.ts";
+import { keptTail } from "./_hibernation.ts";
 import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
 import type { SessionTrace } from "./_relay_telemetry.ts";
+import type { InputResult, Peer, SessionSettings } from "./_relay_session_types.ts";
 
-/** What a session needs from the connection attached to it. */
-export interface Peer {
-  /** Sends a text frame (ignored once the socket is closing). */
-  sendText(text: string): void;
-  /** Sends a binary frame (ignored once the socket is closing). */
-  sendBinary(frame: Uint8Array<ArrayBuffer>): void;
-  /** Closes the socket; the connection detaches itself. */
-  end(code: number, reason: string): void;
-}
-
-/** What a session continues: its token, sequence numbers and kept output. */
-export type Restore = Pick<Hibernated, "id" | "outSeq" | "keptAfter" | "applied" | "tail">;
-
-/** Settings of a session. */
-export interface SessionSettings {
-  /** Its span (`claude.relay.session`), ended when the CLI exits. */
-  readonly trace: SessionTrace;
-  /** The credential that created it (see `Credential.owner`); only it may resume. */
-  readonly owner: string;
-  /** Whether `ready` tells the CLI's pid. */
-  readonly exposePid: boolean;
-  /** The most input bytes received and not yet written to the CLI. */
-  readonly maxPendingInputBytes: number;
-  /** How long the process is kept without a connection, and after its exit (Infinity: no limit). */
-  readonly graceMs: number;
-  /** Whether a connection may resume the session; if not, a disconnect ends it. */
-  readonly resumable: boolean;
-  /** The bound of the replay buffer. */
-  readonly bufferBytes: number;
-  /** Called once when the session is forgotten, with the promise of its end. */
-  readonly onForget: (session: RelaySession, done: Promise<void>) => void;
-  /**
-   * Hibernation, when the relay does it for this session: the CLI's session
-   * id, the options its process runs with, and what takes the record when
-   * the grace ends with the process still running.
-   */
-  readonly hibernation?: {
-    readonly cliSessionId: string;
-    readonly options: SubprocessOptions;
-    readonly spawn: SpawnRequest;
-    readonly keep: (record: Hibernated) => void;
-  };
-  /**
-   * A session this one continues: a hibernated one (its token, sequence
-   * numbers and kept output), or one resumed from the store (no output kept).
-   */
-  readonly restore?: Restore;
-  /** Its use of the session store: mirroring, the record, re-sent lines. */
-  readonly store?: StoreLink;
-  /** Its token, when the relay chose it (default: a new random one). */
-  readonly id?: string;
-}
-
-/**
- * How the session answers an input line: taken, a gap in the sequence, or
- * refused because `maxPendingInputBytes` are waiting for the CLI already.
- */
-export type InputResult = "ok" | "gap" | "full";
+export type { InputResult, Peer, Restore, SessionSettings } from "./_relay_session_types.ts";
 
 const encoder = new TextEncoder();
 
@@ -248,7 +184,9 @@ export class RelaySession {
     this.#writing = this.#writing.then(async () => {
       try {
         // A line the old relay's CLI took (resumed from the store) is not written again.
-        if (!(await store?.alreadyTaken(line))) await this.#transport.write(line);
+        if (store === undefined || !(await store.alreadyTaken(line))) {
+          await this.#transport.write(line);
+        }
       } catch {
         // The CLI has gone: the exit message tells the client.
       }
@@ -445,6 +383,7 @@ export class RelaySession {
       cliSessionId: hibernation.cliSessionId,
       options: hibernation.options,
       spawn: hibernation.spawn,
+      epoch: this.#settings.store?.epoch ?? 0,
       outSeq,
       keptAfter: tail ? removed : outSeq,
       applied,

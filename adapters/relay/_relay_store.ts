@@ -66,6 +66,11 @@ export class StoreLink {
     return this.#tap !== undefined;
   }
 
+  /** The record's epoch (0 without a record). */
+  get epoch(): number {
+    return this.#record?.record.epoch ?? 0;
+  }
+
   /** Whether input acknowledgements wait for the record. */
   get records(): boolean {
     return this.#record !== undefined;
@@ -168,6 +173,8 @@ export interface LinkedSession {
   readonly spawn: SpawnRequest;
   /** The last input written to a CLI before (a resume), else 0. */
   readonly applied: number;
+  /** The record's epoch: 0 for a new conversation, one more than before for a resume. */
+  readonly epoch: number;
   /** Set for a resume from the store. */
   readonly resent?: Resent;
 }
@@ -196,6 +203,7 @@ export async function openStoreLink(
       spawn: session.spawn,
       applied: session.applied,
       state: "live",
+      epoch: session.epoch,
     }, { appendTimeoutMs: timeoutMs, waitMs: timeoutMs });
     await record.saved();
   }

@@ -18,6 +18,7 @@ import type { Credential } from "./_access.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
 import { lastRecord, recordKey, type RelayRecord, sha256 } from "./_relay_record.ts";
 import type { Resent } from "./_relay_store.ts";
+import type { Restore } from "./_relay_session_types.ts";
 
 /** Compared with the asking owner's hash when no record exists, so both answers take as long. */
 const NOBODY = `nobody:${crypto.randomUUID()}`;
@@ -30,13 +31,16 @@ export interface StoreWake {
   readonly options: SubprocessOptions;
   /** How the session tells re-sent input the old CLI had. */
   readonly resent: Resent;
+  /** What the new session continues: the token, the input numbering, no output. */
+  readonly restore: Restore;
 }
 
-/** Where the relay's store and spawn settings are. */
+/** Where the relay's store and spawn settings are (the relay's `Config`). */
 export interface WakeSettings {
-  readonly store: SessionStore;
+  readonly sessionStore: SessionStore | undefined;
   readonly projectKey: string | undefined;
-  readonly loadTimeoutMs: number;
+  /** The bound of loading the record. */
+  readonly storeTimeoutMs: number;
   readonly cli: SubprocessOptions;
   readonly workspace: string;
 }
@@ -45,18 +49,24 @@ export interface WakeSettings {
  * Loads a session token's record and prepares its resume.
  *
  * @param token The session token the client resumes.
+ * @param after The last output sequence number the client has: the new
+ *   session's output numbering continues after it (this relay has none of
+ *   the old one's output).
  * @param credential The asking credential.
  * @param settings The store and spawn settings.
- * @returns The resume, or `undefined` for an unknown token, another owner's, or an ended one.
+ * @returns The resume, or `undefined` for an unknown token, another owner's, or an ended one
+ *   (and without a store).
  * @throws {Refusal} `spawn_failed` when the store does not answer within `loadTimeoutMs`;
  *   `not_permitted` when the credential's policy no longer allows the spawn request.
  */
 export async function wakeFromStore(
   token: string,
+  after: number,
   credential: Credential,
   settings: WakeSettings,
 ): Promise<StoreWake | undefined> {
-  const { store, loadTimeoutMs } = settings;
+  const { sessionStore: store, storeTimeoutMs: loadTimeoutMs } = settings;
+  if (store === undefined) return undefined;
   const [key, owner] = await Promise.all([recordKey(token), sha256(credential.owner)]);
   let entries;
   try {
@@ -83,6 +93,7 @@ export async function wakeFromStore(
   const cwd = typeof options.cwd === "string" ? options.cwd : settings.workspace;
   return {
     record,
+    restore: { id: token, outSeq: after, keptAfter: after, applied: record.applied, tail: [] },
     options: { ...options, resume: record.cliSessionId },
     resent: {
       store,

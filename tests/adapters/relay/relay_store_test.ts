@@ -223,6 +223,35 @@ Deno.test("relay with a session store", async (t) => {
       },
     );
 
+    await t.step(
+      "hibernated here, gone on elsewhere: back here, it resumes from the store",
+      async () => {
+        const store = new InMemorySessionStore();
+        await using a = await relayOn(store, workspace, { graceMs: 200 });
+        await using b = await relayOn(store, workspace);
+        const { client, token } = await spawnOn(a.relay.url);
+        await turn(client, 1, user("one"), 1);
+        await client.close();
+        for (let i = 0; i < 100 && a.relay.hibernatedCount === 0; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        assert.equal(a.relay.hibernatedCount, 1, "hibernated on a");
+        const onB = resumeOn(b.relay.url, token, client.lastSeq());
+        await onB.next("ready", 10_000);
+        await turn(onB, 2, user("two"), 1);
+        const after = onB.lastSeq();
+        await b.relay.close();
+        await onB.close();
+
+        const back = resumeOn(a.relay.url, token, after);
+        await using _ = back;
+        const ready = await back.next("ready", 10_000);
+        assert.equal(ready.inSeq, 2, "the store's numbering, not the stale local one");
+        await turn(back, 3, user("three"), 1);
+        assert.deepEqual(results(back), ["three|seen:one,two,three"]);
+      },
+    );
+
     await t.step("a conversation that ended is not resumed by another relay", async () => {
       const store = new InMemorySessionStore();
       await using a = await relayOn(store, workspace);

@@ -1,0 +1,108 @@
+/** Relay session records: which entry counts, and the writer through a failing store. */
+
+import assert from "node:assert/strict";
+import {
+  lastRecord,
+  RECORD_TYPE,
+  recordKey,
+  RecordWriter,
+  type RelayRecord,
+  sha256,
+} from "../../../adapters/relay/_relay_record.ts";
+import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
+import type { SessionKey, SessionStoreEntry } from "../../../src/store/session_store.ts";
+
+const BASE: RelayRecord = {
+  owner: "o",
+  cliSessionId: "c",
+  spawn: {},
+  applied: 0,
+  state: "live",
+  epoch: 0,
+};
+
+function entry(change: Partial<RelayRecord> & Record<string, unknown>): SessionStoreEntry {
+  return { type: RECORD_TYPE, ...BASE, ...change };
+}
+
+Deno.test({
+  name: "lastRecord() takes the last entry of the highest epoch, skipping malformed ones",
+  permissions: "none",
+  fn() {
+    assert.equal(lastRecord(null), undefined);
+    assert.equal(lastRecord([{ type: "user", uuid: "u" }]), undefined);
+    assert.equal(lastRecord([entry({ applied: 1 }), entry({ applied: 2 })])?.applied, 2);
+    // A stale writer of epoch 0 appends after the epoch-1 resume: the resume's entry counts.
+    const stale = [entry({ epoch: 1, applied: 5 }), entry({ epoch: 0, applied: 3 })];
+    assert.equal(lastRecord(stale)?.applied, 5);
+    const malformed = [
+      entry({ applied: 1 }),
+      entry({ applied: -1 }),
+      entry({ state: "odd" as never }),
+      entry({ epoch: 1.5 }),
+      entry({ spawn: [] as never }),
+    ];
+    assert.equal(lastRecord(malformed)?.applied, 1);
+  },
+});
+
+Deno.test("recordKey() and sha256() never hold the token", async () => {
+  const token = "a-session-token";
+  const key = await recordKey(token);
+  assert.equal(key.projectKey, "duplex-relay");
+  assert.equal(key.sessionId, await sha256(token));
+  assert.match(key.sessionId, /^[A-Za-z0-9_-]{43}$/);
+  assert.ok(!key.sessionId.includes(token));
+});
+
+/** A store that fails while `down`, counting the record appends that landed. */
+class DownStore extends InMemorySessionStore {
+  down = false;
+  calls = 0;
+  override append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+    this.calls++;
+    if (this.down) return Promise.reject(new Error("down"));
+    return super.append(key, entries);
+  }
+}
+
+Deno.test("RecordWriter.saved() waits for the snapshot, bounded; the writer retries", async () => {
+  const store = new DownStore();
+  const key = await recordKey("t");
+  const writer = new RecordWriter(store, key, BASE, { appendTimeoutMs: 1000, waitMs: 300 });
+  await writer.saved();
+  assert.equal(lastRecord(await store.load(key))?.applied, 0, "the first snapshot");
+
+  store.down = true;
+  writer.update({ applied: 1 });
+  writer.update({ applied: 2 });
+  const started = Date.now();
+  await writer.saved();
+  assert.ok(Date.now() - started < 1000, "bounded by waitMs");
+  assert.equal(lastRecord(await store.load(key))?.applied, 0, "not yet");
+
+  store.down = false;
+  await writer.saved(); // the retry lands
+  const entries = await store.load(key);
+  assert.equal(lastRecord(entries)?.applied, 2, "the latest snapshot");
+  assert.ok(entries!.every((e) => typeof e.uuid === "string"), "each with a uuid (idempotent)");
+  await writer.close({ state: "closed" });
+  assert.equal(lastRecord(await store.load(key))?.state, "closed");
+  const calls = store.calls;
+  writer.update({ applied: 9 });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(store.calls, calls, "nothing after close");
+});
+
+Deno.test("RecordWriter.close() stops retrying a store that stays down", async () => {
+  const store = new DownStore();
+  store.down = true;
+  const writer = new RecordWriter(store, await recordKey("t"), BASE, {
+    appendTimeoutMs: 1000,
+    waitMs: 200,
+  });
+  await writer.close({ state: "closed" });
+  const calls = store.calls;
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  assert.equal(store.calls, calls, "no retry timer left (the leak sanitizer checks too)");
+});
