@@ -57,6 +57,11 @@ export type {
   StoredSessionRef,
 } from "./src/store/session_store.ts";
 export type { MirrorEvent, MirrorOptions, MirrorTarget } from "./src/store/mirror_target.ts";
+export { keyOfTranscriptPath, projectKeyOf } from "./src/store/project_key.ts";
+export {
+  InMemorySessionStore,
+  type InMemorySessionStoreOptions,
+} from "./src/store/in_memory_session_store.ts";
 export type {
   DiagnosticEvent,
   ExitEvent,

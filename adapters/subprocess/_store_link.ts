@@ -7,7 +7,8 @@
  */
 
 import type { MirrorTarget } from "../../src/store/mirror_target.ts";
-import type { SessionKey, SessionStoreEntry } from "../../src/store/session_store.ts";
+import { keyOfTranscriptPath } from "../../src/store/project_key.ts";
+import type { SessionStoreEntry } from "../../src/store/session_store.ts";
 import type { SubprocessOptions } from "./subprocess_options.ts";
 
 /**
@@ -22,34 +23,6 @@ export function childConfigDir(env: Readonly<Record<string, string>>): string | 
   if (custom) return custom.replace(/\/+$/, "");
   const home = env.HOME?.trim();
   return home ? `${home.replace(/\/+$/, "")}/.claude` : undefined;
-}
-
-/**
- * The store key of a transcript path under `<configDir>/projects`:
- * `<project>/<sessionId>.jsonl` is a main transcript, `<project>/<sessionId>/<sub>.jsonl` a
- * subagent's (subpath `<sub>`).
- *
- * @param configDir The CLI's configuration folder.
- * @param filePath The path a `transcript_mirror` frame names.
- * @param projectKey The project key to use instead of the folder name.
- * @returns The key, or `undefined` for a path outside the projects folder.
- */
-export function keyOfPath(
-  configDir: string,
-  filePath: string,
-  projectKey?: string,
-): SessionKey | undefined {
-  const root = `${configDir}/projects/`;
-  if (!filePath.startsWith(root) || !filePath.endsWith(".jsonl")) return undefined;
-  const parts = filePath.slice(root.length, -".jsonl".length).split("/");
-  if (parts.some((part) => part === "" || part === "." || part === "..")) return undefined;
-  const [folder, sessionId, ...rest] = parts;
-  if (folder === undefined || sessionId === undefined) return undefined;
-  return {
-    projectKey: projectKey ?? folder,
-    sessionId,
-    ...(rest.length > 0 ? { subpath: rest.join("/") } : {}),
-  };
 }
 
 /**
@@ -108,8 +81,12 @@ export function mirrorTargetOf(
     store,
     keyOf: (filePath) => {
       for (const root of roots) {
-        const key = keyOfPath(root, filePath, options.projectKey);
-        if (key) return key;
+        const key = keyOfTranscriptPath(root, filePath);
+        if (key) {
+          return options.projectKey === undefined
+            ? key
+            : { ...key, projectKey: options.projectKey };
+        }
       }
       return undefined;
     },

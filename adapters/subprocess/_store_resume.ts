@@ -8,9 +8,9 @@
  * @module
  */
 
-import { abortable, deadline } from "../../src/_deadline.ts";
-import { DuplexError } from "../../src/errors.ts";
+import { DuplexError, isDuplexError } from "../../src/errors.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
+import { type MaterializedSession, materializeSession } from "./store/materialize_session.ts";
 import { absolutePath, projectFolderName } from "./history/_paths.ts";
 import { readTranscriptEntries } from "./_store_link.ts";
 
@@ -64,38 +64,39 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
     projectKey: resume.projectKey ?? folderName,
     sessionId: resume.sessionId,
   };
-  const { loadTimeoutMs } = resume;
-  using limit = deadline(loadTimeoutMs, {
-    reason: () =>
-      new DuplexError(
-        "timeout",
-        `Cannot resume ${resume.sessionId}: the session store did not load it within ` +
-          `${loadTimeoutMs} ms (loadTimeoutMs)`,
-      ),
-  });
-  const stored = await abortable(resume.store.load(key), limit.signal);
-  const local = resume.configDir === undefined ? [] : await readTranscriptEntries(
-    `${resume.configDir}/projects/${folderName}/${resume.sessionId}.jsonl`,
-  ).catch(() => []);
-  if (stored === null || stored.length === 0) {
-    if (local.length > 0) return undefined; // the store never got it: the local file resumes
-    throw new DuplexError(
-      "resume_failed",
-      `Cannot resume ${resume.sessionId}: neither the session store (project key ` +
-        `${key.projectKey}) nor the CLI's folder holds it`,
-    );
+  const folder = await privateConfig(resume);
+  try {
+    let written: MaterializedSession | undefined;
+    try {
+      written = await materializeSession(resume.store, key, {
+        configDir: folder.path,
+        dir: cwd,
+        loadTimeoutMs: resume.loadTimeoutMs,
+      });
+    } catch (error) {
+      if (!isDuplexError(error, "invalid_argument")) throw error;
+    }
+    const local = resume.configDir === undefined ? [] : await readTranscriptEntries(
+      `${resume.configDir}/projects/${folderName}/${resume.sessionId}.jsonl`,
+    ).catch(() => []);
+    if (written === undefined) {
+      await folder.remove();
+      if (local.length > 0) return undefined; // the store never got it: the local file resumes
+      throw new DuplexError(
+        "resume_failed",
+        `Cannot resume ${resume.sessionId}: neither the session store (project key ` +
+          `${key.projectKey}) nor the CLI's folder holds it`,
+      );
+    }
+    if (covers(local, await readTranscriptEntries(written.file))) {
+      await folder.remove(); // the CLI's own folder holds all of it (and maybe more)
+      return undefined;
+    }
+    return folder;
+  } catch (error) {
+    await folder.remove();
+    throw error;
   }
-  if (covers(local, stored)) return undefined;
-  const subkeys = resume.store.listSubkeys
-    ? await abortable(resume.store.listSubkeys(key), limit.signal)
-    : [];
-  const subs: [string, SessionStoreEntry[]][] = [];
-  for (const subpath of subkeys) {
-    if (!safeSubpath(subpath)) continue;
-    const entries = await abortable(resume.store.load({ ...key, subpath }), limit.signal);
-    if (entries) subs.push([subpath, entries]);
-  }
-  return await writeFolder(resume, folderName, stored, subs);
 }
 
 /* Whether the local transcript holds every stored entry that has a uuid. */
@@ -105,21 +106,8 @@ function covers(local: readonly SessionStoreEntry[], stored: readonly SessionSto
   return stored.every((entry) => entry.uuid === undefined || have.has(entry.uuid));
 }
 
-function safeSubpath(subpath: string): boolean {
-  return subpath !== "" && !subpath.startsWith("/") &&
-    subpath.split("/").every((part) => part !== "" && part !== "." && part !== "..");
-}
-
-function jsonl(entries: readonly SessionStoreEntry[]): string {
-  return entries.map((entry) => JSON.stringify(entry)).join("\n") + "\n";
-}
-
-async function writeFolder(
-  resume: StoreResume,
-  folderName: string,
-  stored: readonly SessionStoreEntry[],
-  subs: readonly [string, SessionStoreEntry[]][],
-): Promise<ResumeFolder> {
+/* A new private configuration folder with the user's credentials and settings copied in. */
+async function privateConfig(resume: StoreResume): Promise<ResumeFolder> {
   const path = await Deno.makeTempDir({
     prefix: "duplex-resume-",
     ...(resume.tempDir ? { dir: resume.tempDir } : {}),
@@ -138,16 +126,6 @@ async function writeFolder(
       } catch {
         // Not there: the CLI runs without it, as it would have.
       }
-    }
-    const project = `${path}/projects/${folderName}`;
-    await Deno.mkdir(project, { recursive: true });
-    await Deno.writeTextFile(`${project}/${resume.sessionId}.jsonl`, jsonl(stored), {
-      mode: 0o600,
-    });
-    for (const [subpath, entries] of subs) {
-      const file = `${project}/${resume.sessionId}/${subpath}.jsonl`;
-      await Deno.mkdir(file.slice(0, file.lastIndexOf("/")), { recursive: true });
-      await Deno.writeTextFile(file, jsonl(entries), { mode: 0o600 });
     }
     return folder;
   } catch (error) {

@@ -8,7 +8,7 @@
 
 import { abortable, checkMs, deadline } from "../../../src/_deadline.ts";
 import { DuplexError } from "../../../src/errors.ts";
-import { DuplexSession } from "../../../src/session/duplex_session.ts";
+import type { DuplexSession } from "../../../src/session/duplex_session.ts";
 import { Broadcast } from "../../../src/subscriptions/_broadcast.ts";
 import type { Subscription, SubscriptionOptions } from "../../../src/subscriptions/subscription.ts";
 import { subprocess } from "../subprocess_transport.ts";
