@@ -11,12 +11,20 @@
  * - `DUPLEX_RELAY_HOSTNAME`: the address (default 127.0.0.1).
  * - `DUPLEX_RELAY_WORKSPACE`: the workspace root (default: the current folder).
  * - `CLAUDE_CLI`: the `claude` binary (default: `claude` on `PATH`).
+ * - `DUPLEX_RELAY_STORE_DIR`: a folder for a `DirectorySessionStore` (the
+ *   relay's `sessionStore`): transcripts are mirrored there, and relays
+ *   sharing the folder (on one host, or a shared file system) resume each
+ *   other's conversations. Default: no store. (For PostgreSQL, call
+ *   `serveRelay` with a `PostgresSessionStore` from code.)
+ * - `DUPLEX_RELAY_PROJECT_KEY`: the store's project key of the transcripts
+ *   (`projectKey`; needs `DUPLEX_RELAY_STORE_DIR`).
  *
  * Closes every session and exits on SIGINT or SIGTERM.
  *
  * @module
  */
 
+import { DirectorySessionStore } from "../subprocess/mod.ts";
 import { serveRelay } from "./mod.ts";
 
 function fail(message: string): never {
@@ -45,6 +53,8 @@ if (!/^\d+$/.test(portText) || port > 65535) {
   fail(`Cannot start the relay: DUPLEX_RELAY_PORT must be a port number, got ${portText}`);
 }
 const binary = Deno.env.get("CLAUDE_CLI");
+const storeDir = Deno.env.get("DUPLEX_RELAY_STORE_DIR") ?? "";
+const projectKey = Deno.env.get("DUPLEX_RELAY_PROJECT_KEY") ?? "";
 
 let relay;
 try {
@@ -55,6 +65,8 @@ try {
     port,
     hostname: Deno.env.get("DUPLEX_RELAY_HOSTNAME") ?? "127.0.0.1",
     workspace: Deno.env.get("DUPLEX_RELAY_WORKSPACE") ?? Deno.cwd(),
+    ...(storeDir !== "" && { sessionStore: new DirectorySessionStore(storeDir) }),
+    ...(projectKey !== "" && { projectKey }),
     // The relay closes its sessions on SIGINT/SIGTERM itself.
     cli: { hostSignal: "close", ...(binary !== undefined && binary !== "" && { binary }) },
   });

@@ -140,3 +140,49 @@ Deno.test("deno task relay refuses to start without tokens or secrets, or with a
     assert.match(stderr, message);
   }
 });
+
+Deno.test("deno task relay mirrors to DUPLEX_RELAY_STORE_DIR and keeps records there", async () => {
+  const workspace = await makeTestDir();
+  const store = await makeTestDir();
+  const cli = `${workspace}.cli.sh`;
+  const mirrorCli = decodeURIComponent(new URL("./_mirror_cli.ts", import.meta.url).pathname);
+  await Deno.writeTextFile(
+    cli,
+    `#!/bin/sh\nexec "${Deno.execPath()}" run -A --no-config --quiet "${mirrorCli}" "$@"\n`,
+  );
+  await Deno.chmod(cli, 0o755);
+  const relay = await startMain({
+    DUPLEX_RELAY_TOKENS: "main-store-token",
+    DUPLEX_RELAY_PORT: "0",
+    DUPLEX_RELAY_WORKSPACE: workspace,
+    DUPLEX_RELAY_STORE_DIR: store,
+    DUPLEX_RELAY_PROJECT_KEY: "main-test",
+    CLAUDE_CLI: cli,
+    HOME: workspace,
+    PATH: Deno.env.get("PATH") ?? "",
+  });
+  try {
+    const client = new TestClient(relay.url, [SUBPROTOCOL, bearerProtocol("main-store-token")]);
+    await using _ = client;
+    await client.opened;
+    client.send({ t: "hello", v: 1, spawn: {} });
+    await client.next("ready");
+    client.send({
+      t: "in",
+      seq: 1,
+      line: JSON.stringify({ type: "user", message: { content: "hi" } }),
+    });
+    await client.until("the result", () => client.lines().some((line) => line.type === "result"));
+    await client.until("the ack", () => client.texts("ack").length > 0);
+    const folders: string[] = [];
+    for await (const entry of Deno.readDir(store)) folders.push(entry.name);
+    assert.ok(folders.includes("duplex-relay"), `the records: ${folders}`);
+    assert.ok(folders.includes("main-test"), `the transcripts under the project key: ${folders}`);
+    assert.ok(!client.stdout().includes("transcript_mirror"));
+  } finally {
+    relay.child.kill("SIGTERM");
+    await relay.output().catch(() => {});
+    await Deno.remove(cli).catch(() => {});
+    for (const dir of [workspace, store]) await Deno.remove(dir, { recursive: true });
+  }
+});

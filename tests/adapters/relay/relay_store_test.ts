@@ -9,7 +9,12 @@
 import assert from "node:assert/strict";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
-import type { SessionKey, SessionStoreEntry } from "../../../src/store/session_store.ts";
+import type {
+  SessionKey,
+  SessionStore,
+  SessionStoreEntry,
+} from "../../../src/store/session_store.ts";
+import { DirectorySessionStore } from "../../../adapters/subprocess/mod.ts";
 import { type RelayOptions, serveRelay } from "../../../adapters/relay/mod.ts";
 import { RELAY_PROJECT_KEY, sha256 } from "../../../adapters/relay/_relay_record.ts";
 import { denoRunArgs, makeTestDir } from "../subprocess/_helpers.ts";
@@ -20,7 +25,7 @@ const MIRROR_CLI = decodeURIComponent(new URL("./_mirror_cli.ts", import.meta.ur
 
 /** A relay on its own HOME (config folder), sharing `store` and a workspace. */
 async function relayOn(
-  store: InMemorySessionStore | undefined,
+  store: SessionStore | undefined,
   workspace: string,
   overrides: Partial<RelayOptions> = {},
 ) {
@@ -107,7 +112,7 @@ async function turn(client: TestClient, seq: number, line: string, count: number
   client.send({ t: "ack", seq: client.lastSeq() });
 }
 
-async function recordsOf(store: InMemorySessionStore, token: string) {
+async function recordsOf(store: SessionStore, token: string) {
   const entries = await store.load({
     projectKey: RELAY_PROJECT_KEY,
     sessionId: await sha256(token),
@@ -115,183 +120,194 @@ async function recordsOf(store: InMemorySessionStore, token: string) {
   return (entries ?? []) as Record<string, unknown>[];
 }
 
-Deno.test("relay with a session store", async (t) => {
-  const workspace = await makeTestDir();
-  try {
-    await t.step("the CLI mirrors to the store; no mirror line reaches the client", async () => {
-      const store = new InMemorySessionStore();
-      await using a = await relayOn(store, workspace);
-      const { client, token } = await spawnOn(a.relay.url);
-      await using _ = client;
-      await turn(client, 1, user("one"), 1);
-      await turn(client, 2, user("two"), 2);
-      assert.deepEqual(results(client), ["one|seen:one", "two|seen:one,two"]);
-      assert.ok(!client.stdout().includes("transcript_mirror"), "no mirror line for the client");
-      const cliSessionId = flagValue(hello(client).args, "--session-id")!;
-      assert.ok(hello(client).args.includes("--session-mirror"));
-      client.send({ t: "close" });
-      const exit = await client.next("exit", 10_000);
-      client.send({ t: "ack", seq: exit.seq });
-      await client.closeCode();
-      const projectKey = workspace.replace(/[^a-zA-Z0-9]/g, "-");
-      const local = (await Deno.readTextFile(
-        `${a.home}/.claude/projects/${projectKey}/${cliSessionId}.jsonl`,
-      )).trim().split("\n").map((line) => JSON.parse(line));
-      const stored = await store.load({ projectKey, sessionId: cliSessionId });
-      assert.deepEqual(stored, local, "the store equals the local transcript, the last line too");
+for (const kind of ["in memory", "in a directory"] as const) {
+  Deno.test(`relay with a session store (${kind})`, async (t) => {
+    const workspace = await makeTestDir();
+    const folders: string[] = [];
+    async function newStore(): Promise<SessionStore> {
+      if (kind === "in memory") return new InMemorySessionStore();
+      const folder = await makeTestDir();
+      folders.push(folder);
+      return new DirectorySessionStore(folder);
+    }
+    try {
+      await t.step("the CLI mirrors to the store; no mirror line reaches the client", async () => {
+        const store = await newStore();
+        await using a = await relayOn(store, workspace);
+        const { client, token } = await spawnOn(a.relay.url);
+        await using _ = client;
+        await turn(client, 1, user("one"), 1);
+        await turn(client, 2, user("two"), 2);
+        assert.deepEqual(results(client), ["one|seen:one", "two|seen:one,two"]);
+        assert.ok(!client.stdout().includes("transcript_mirror"), "no mirror line for the client");
+        const cliSessionId = flagValue(hello(client).args, "--session-id")!;
+        assert.ok(hello(client).args.includes("--session-mirror"));
+        client.send({ t: "close" });
+        const exit = await client.next("exit", 10_000);
+        client.send({ t: "ack", seq: exit.seq });
+        await client.closeCode();
+        const projectKey = workspace.replace(/[^a-zA-Z0-9]/g, "-");
+        const local = (await Deno.readTextFile(
+          `${a.home}/.claude/projects/${projectKey}/${cliSessionId}.jsonl`,
+        )).trim().split("\n").map((line) => JSON.parse(line));
+        const stored = await store.load({ projectKey, sessionId: cliSessionId });
+        assert.deepEqual(stored, local, "the store equals the local transcript, the last line too");
 
-      const records = await recordsOf(store, token);
-      assert.ok(records.length >= 3, "at the start and after each input line");
-      const last = records.at(-1)!;
-      assert.equal(last.type, "duplex-relay-session");
-      assert.equal(last.cliSessionId, cliSessionId);
-      assert.equal(last.applied, 2);
-      assert.equal(last.state, "closed", "a closed conversation is marked so");
-      assert.equal(last.owner, await sha256(`token:${TOKEN}`));
-      const text = JSON.stringify(await store.listSessions(RELAY_PROJECT_KEY)) +
-        JSON.stringify(records);
-      assert.ok(!text.includes(token) && !text.includes(TOKEN), "neither token is stored");
-      assert.equal(records.filter((r) => r.applied === 1).length >= 1, true);
-    });
+        const records = await recordsOf(store, token);
+        assert.ok(records.length >= 3, "at the start and after each input line");
+        const last = records.at(-1)!;
+        assert.equal(last.type, "duplex-relay-session");
+        assert.equal(last.cliSessionId, cliSessionId);
+        assert.equal(last.applied, 2);
+        assert.equal(last.state, "closed", "a closed conversation is marked so");
+        assert.equal(last.owner, await sha256(`token:${TOKEN}`));
+        const text = JSON.stringify(await store.listSessions!(RELAY_PROJECT_KEY)) +
+          JSON.stringify(records);
+        assert.ok(!text.includes(token) && !text.includes(TOKEN), "neither token is stored");
+        assert.equal(records.filter((r) => r.applied === 1).length >= 1, true);
+      });
 
-    await t.step("another relay resumes a session it never held, from the store", async () => {
-      const store = new InMemorySessionStore();
-      await using a = await relayOn(store, workspace);
-      await using b = await relayOn(store, workspace);
-      const { client, token } = await spawnOn(a.relay.url);
-      await turn(client, 1, user("one"), 1);
-      const after = client.lastSeq();
-      const cliSessionId = flagValue(hello(client).args, "--session-id")!;
-      await a.relay.close(); // its record stays as it is
-      await client.close();
-
-      // Another owner and an unknown token: unknown_session alike.
-      const thief = resumeOn(b.relay.url, token, after, OTHER);
-      await using _thief = thief;
-      assert.equal((await thief.next("error")).kind, "unknown_session");
-      const stranger = resumeOn(b.relay.url, "x".repeat(43), after);
-      await using _stranger = stranger;
-      assert.equal((await stranger.next("error")).kind, "unknown_session");
-      assert.equal(b.relay.sessionCount, 0, "nothing was started");
-
-      const again = resumeOn(b.relay.url, token, after);
-      await using _again = again;
-      const ready = await again.next("ready", 10_000);
-      assert.equal(ready.resumed, true);
-      assert.equal(ready.session, token);
-      assert.equal(ready.inSeq, 1, "input numbering from the record");
-      await again.until("hello", () => hello(again) !== undefined);
-      assert.equal(flagValue(hello(again).args, "--resume"), cliSessionId);
-      assert.ok(again.outputSeqs().every((seq) => seq > after), "output after the client's");
-      // Re-sent: counted as applied by the record, so acknowledged and not written again.
-      again.send({ t: "in", seq: 1, line: user("one") });
-      await again.until("ack 1", () => again.texts("ack").some((ack) => ack.seq === 1));
-      await turn(again, 2, user("two"), 1);
-      assert.deepEqual(results(again), ["two|seen:one,two"], "the history, nothing twice");
-      assert.equal(
-        await Deno.stat(`${b.home}/.claude/projects`).then(() => true, () => false),
-        false,
-        "B's own config folder was not used: a private one was materialised",
-      );
-    });
-
-    await t.step(
-      "a re-sent user line whose uuid the store holds is not written again",
-      async () => {
-        const store = new FlakyStore();
+      await t.step("another relay resumes a session it never held, from the store", async () => {
+        const store = await newStore();
         await using a = await relayOn(store, workspace);
         await using b = await relayOn(store, workspace);
         const { client, token } = await spawnOn(a.relay.url);
-        const uuid = crypto.randomUUID();
-        store.failRecords = true; // the record lags: it still says nothing was applied
-        await turn(client, 1, user("one", uuid), 1);
+        await turn(client, 1, user("one"), 1);
         const after = client.lastSeq();
-        const { pid } = hello(client);
-        await a.relay.close();
+        const cliSessionId = flagValue(hello(client).args, "--session-id")!;
+        await a.relay.close(); // its record stays as it is
         await client.close();
-        assert.ok(await waitGone(pid, 5000));
-        store.failRecords = false;
-        assert.equal((await recordsOf(store, token)).at(-1)!.applied, 0);
+
+        // Another owner and an unknown token: unknown_session alike.
+        const thief = resumeOn(b.relay.url, token, after, OTHER);
+        await using _thief = thief;
+        assert.equal((await thief.next("error")).kind, "unknown_session");
+        const stranger = resumeOn(b.relay.url, "x".repeat(43), after);
+        await using _stranger = stranger;
+        assert.equal((await stranger.next("error")).kind, "unknown_session");
+        assert.equal(b.relay.sessionCount, 0, "nothing was started");
 
         const again = resumeOn(b.relay.url, token, after);
         await using _again = again;
-        assert.equal((await again.next("ready", 10_000)).inSeq, 0);
-        again.send({ t: "in", seq: 1, line: user("one", uuid) });
+        const ready = await again.next("ready", 10_000);
+        assert.equal(ready.resumed, true);
+        assert.equal(ready.session, token);
+        assert.equal(ready.inSeq, 1, "input numbering from the record");
+        await again.until("hello", () => hello(again) !== undefined);
+        assert.equal(flagValue(hello(again).args, "--resume"), cliSessionId);
+        assert.ok(again.outputSeqs().every((seq) => seq > after), "output after the client's");
+        // Re-sent: counted as applied by the record, so acknowledged and not written again.
+        again.send({ t: "in", seq: 1, line: user("one") });
         await again.until("ack 1", () => again.texts("ack").some((ack) => ack.seq === 1));
         await turn(again, 2, user("two"), 1);
-        assert.deepEqual(results(again), ["two|seen:one,two"], "'one' was not written again");
-      },
-    );
+        assert.deepEqual(results(again), ["two|seen:one,two"], "the history, nothing twice");
+        assert.equal(
+          await Deno.stat(`${b.home}/.claude/projects`).then(() => true, () => false),
+          false,
+          "B's own config folder was not used: a private one was materialised",
+        );
+      });
 
-    await t.step(
-      "hibernated here, gone on elsewhere: back here, it resumes from the store",
-      async () => {
-        const store = new InMemorySessionStore();
-        await using a = await relayOn(store, workspace, { graceMs: 200 });
+      await t.step(
+        "a re-sent user line whose uuid the store holds is not written again",
+        async () => {
+          const store = new FlakyStore();
+          await using a = await relayOn(store, workspace);
+          await using b = await relayOn(store, workspace);
+          const { client, token } = await spawnOn(a.relay.url);
+          const uuid = crypto.randomUUID();
+          store.failRecords = true; // the record lags: it still says nothing was applied
+          await turn(client, 1, user("one", uuid), 1);
+          const after = client.lastSeq();
+          const { pid } = hello(client);
+          await a.relay.close();
+          await client.close();
+          assert.ok(await waitGone(pid, 5000));
+          store.failRecords = false;
+          assert.equal((await recordsOf(store, token)).at(-1)!.applied, 0);
+
+          const again = resumeOn(b.relay.url, token, after);
+          await using _again = again;
+          assert.equal((await again.next("ready", 10_000)).inSeq, 0);
+          again.send({ t: "in", seq: 1, line: user("one", uuid) });
+          await again.until("ack 1", () => again.texts("ack").some((ack) => ack.seq === 1));
+          await turn(again, 2, user("two"), 1);
+          assert.deepEqual(results(again), ["two|seen:one,two"], "'one' was not written again");
+        },
+      );
+
+      await t.step(
+        "hibernated here, gone on elsewhere: back here, it resumes from the store",
+        async () => {
+          const store = await newStore();
+          await using a = await relayOn(store, workspace, { graceMs: 200 });
+          await using b = await relayOn(store, workspace);
+          const { client, token } = await spawnOn(a.relay.url);
+          await turn(client, 1, user("one"), 1);
+          await client.close();
+          for (let i = 0; i < 100 && a.relay.hibernatedCount === 0; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          assert.equal(a.relay.hibernatedCount, 1, "hibernated on a");
+          const onB = resumeOn(b.relay.url, token, client.lastSeq());
+          await onB.next("ready", 10_000);
+          await turn(onB, 2, user("two"), 1);
+          const after = onB.lastSeq();
+          await b.relay.close();
+          await onB.close();
+
+          const back = resumeOn(a.relay.url, token, after);
+          await using _ = back;
+          const ready = await back.next("ready", 10_000);
+          assert.equal(ready.inSeq, 2, "the store's numbering, not the stale local one");
+          await turn(back, 3, user("three"), 1);
+          assert.deepEqual(results(back), ["three|seen:one,two,three"]);
+        },
+      );
+
+      await t.step("a conversation that ended is not resumed by another relay", async () => {
+        const store = await newStore();
+        await using a = await relayOn(store, workspace);
         await using b = await relayOn(store, workspace);
         const { client, token } = await spawnOn(a.relay.url);
         await turn(client, 1, user("one"), 1);
+        client.send({ t: "close" });
+        const exit = await client.next("exit", 10_000);
+        client.send({ t: "ack", seq: exit.seq });
+        await client.closeCode();
+        const again = resumeOn(b.relay.url, token, exit.seq as number);
+        await using _ = again;
+        assert.equal((await again.next("error")).kind, "unknown_session");
+      });
+
+      await t.step("the other relay's policy is checked again", async () => {
+        const store = await newStore();
+        await using a = await relayOn(store, workspace);
+        await using b = await relayOn(store, workspace, { policy: { models: ["haiku"] } });
+        const client = new TestClient(a.relay.url);
+        await client.opened;
+        client.send({ t: "hello", v: 1, spawn: { model: "sonnet" } });
+        const token = (await client.next("ready")).session as string;
+        await a.relay.close();
         await client.close();
-        for (let i = 0; i < 100 && a.relay.hibernatedCount === 0; i++) {
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-        assert.equal(a.relay.hibernatedCount, 1, "hibernated on a");
-        const onB = resumeOn(b.relay.url, token, client.lastSeq());
-        await onB.next("ready", 10_000);
-        await turn(onB, 2, user("two"), 1);
-        const after = onB.lastSeq();
-        await b.relay.close();
-        await onB.close();
+        const again = resumeOn(b.relay.url, token, 0);
+        await using _ = again;
+        const error = await again.next("error", 10_000);
+        assert.equal(error.kind, "not_permitted");
+        assert.match(String(error.message), /model/);
+      });
 
-        const back = resumeOn(a.relay.url, token, after);
-        await using _ = back;
-        const ready = await back.next("ready", 10_000);
-        assert.equal(ready.inSeq, 2, "the store's numbering, not the stale local one");
-        await turn(back, 3, user("three"), 1);
-        assert.deepEqual(results(back), ["three|seen:one,two,three"]);
-      },
-    );
-
-    await t.step("a conversation that ended is not resumed by another relay", async () => {
-      const store = new InMemorySessionStore();
-      await using a = await relayOn(store, workspace);
-      await using b = await relayOn(store, workspace);
-      const { client, token } = await spawnOn(a.relay.url);
-      await turn(client, 1, user("one"), 1);
-      client.send({ t: "close" });
-      const exit = await client.next("exit", 10_000);
-      client.send({ t: "ack", seq: exit.seq });
-      await client.closeCode();
-      const again = resumeOn(b.relay.url, token, exit.seq as number);
-      await using _ = again;
-      assert.equal((await again.next("error")).kind, "unknown_session");
-    });
-
-    await t.step("the other relay's policy is checked again", async () => {
-      const store = new InMemorySessionStore();
-      await using a = await relayOn(store, workspace);
-      await using b = await relayOn(store, workspace, { policy: { models: ["haiku"] } });
-      const client = new TestClient(a.relay.url);
-      await client.opened;
-      client.send({ t: "hello", v: 1, spawn: { model: "sonnet" } });
-      const token = (await client.next("ready")).session as string;
-      await a.relay.close();
-      await client.close();
-      const again = resumeOn(b.relay.url, token, 0);
-      await using _ = again;
-      const error = await again.next("error", 10_000);
-      assert.equal(error.kind, "not_permitted");
-      assert.match(String(error.message), /model/);
-    });
-
-    await t.step("without a store the CLI does not mirror and output is untouched", async () => {
-      await using env = await relayOn(undefined, workspace);
-      const { client } = await spawnOn(env.relay.url);
-      await using _ = client;
-      await client.until("hello", () => hello(client) !== undefined);
-      assert.ok(!hello(client).args.includes("--session-mirror"));
-    });
-  } finally {
-    await Deno.remove(workspace, { recursive: true }).catch(() => {});
-  }
-});
+      await t.step("without a store the CLI does not mirror and output is untouched", async () => {
+        await using env = await relayOn(undefined, workspace);
+        const { client } = await spawnOn(env.relay.url);
+        await using _ = client;
+        await client.until("hello", () => hello(client) !== undefined);
+        assert.ok(!hello(client).args.includes("--session-mirror"));
+      });
+    } finally {
+      for (const folder of [workspace, ...folders]) {
+        await Deno.remove(folder, { recursive: true }).catch(() => {});
+      }
+    }
+  });
+}
