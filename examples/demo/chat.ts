@@ -23,6 +23,8 @@ const MODES: readonly PermissionMode[] = [
   "auto",
 ];
 const QUIT_WINDOW_MS = 2000;
+/** How long the status line waits for the printer to show the turn's end. */
+const RENDER_BOUND_MS = 2000;
 const HELP = [
   "Type a message and press Enter. Commands:",
   "  /model <name>   switch the model (for example sonnet)",
@@ -65,6 +67,7 @@ class Chat {
     for (;;) {
       this.#out.write("you> ");
       const line = await this.#input.next();
+      this.#out.entered();
       if (line === null) return await this.#quit(0, "end of input");
       const text = line.trim();
       if (text.startsWith("/")) await this.#command(text);
@@ -85,7 +88,7 @@ class Chat {
   async #send(text: string): Promise<void> {
     const controller = new AbortController();
     this.#turn = controller;
-    this.#render.startTurn();
+    const shown = this.#render.startTurn();
     const started = performance.now();
     let turn: Turn | undefined;
     try {
@@ -98,6 +101,8 @@ class Chat {
     } finally {
       this.#turn = undefined;
     }
+    // The printer runs on its own: let it show the rest of the turn before the status line.
+    await shown(RENDER_BOUND_MS);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     this.#totals.ms += performance.now() - started;
     const total = `total $${this.#render.seen.totalCostUsd.toFixed(4)}`;
@@ -128,6 +133,7 @@ class Chat {
       let answer: string | null;
       try {
         answer = await this.#input.next(request.signal);
+        this.#out.entered();
       } catch {
         this.#out.line("  (the request was withdrawn)");
         return { behavior: "deny", message: "Withdrawn" };

@@ -23,16 +23,37 @@ export class Renderer {
   #out: Output;
   #streamedText = false;
   #answering = false;
+  #results = 0;
+  #waiters: { count: number; resolve: () => void }[] = [];
 
   /** @param out Where to print. */
   constructor(out: Output) {
     this.#out = out;
   }
 
-  /** A new turn starts: the next text opens a new answer. */
-  startTurn(): void {
+  /**
+   * A new turn starts: the next text opens a new answer.
+   *
+   * @returns Resolves once this turn's `result` has been shown (at most `boundMs` after `send`
+   *   settles, when the session's end cuts the stream short).
+   */
+  startTurn(): (boundMs: number) => Promise<void> {
     this.#answering = false;
     this.#streamedText = false;
+    const count = this.#results + 1;
+    return (boundMs) => {
+      if (this.#results >= count) return Promise.resolve();
+      return new Promise((resolve) => {
+        const timer = setTimeout(resolve, boundMs);
+        this.#waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      });
+    };
   }
 
   /**
@@ -61,10 +82,15 @@ export class Renderer {
           this.seen.mode = init.permissionMode ?? this.seen.mode;
         }
         return;
-      case "result":
+      case "result": {
         this.seen.totalCostUsd = event.total_cost_usd ?? this.seen.totalCostUsd;
         this.#out.newline();
+        this.#results += 1;
+        const due = this.#waiters.filter((waiter) => waiter.count <= this.#results);
+        this.#waiters = this.#waiters.filter((waiter) => waiter.count > this.#results);
+        for (const waiter of due) waiter.resolve();
         return;
+      }
       default:
         return;
     }

@@ -86,6 +86,11 @@ export class Output {
     this.#atLineStart = text.endsWith("\n");
   }
 
+  /** The person pressed Enter: the terminal's echo moved the cursor to a new line. */
+  entered(): void {
+    this.#atLineStart = true;
+  }
+
   /** Ends the current line if something is on it. */
   newline(): void {
     if (!this.#atLineStart) this.write("\n");
