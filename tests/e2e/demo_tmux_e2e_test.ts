@@ -1,0 +1,187 @@
+// deno-lint-ignore-file no-console
+/**
+ * `deno task demo` in a real terminal: the chat runs in a detached tmux
+ * session (fixed size, private server), typed at with `send-keys` and read
+ * with `capture-pane`, twice: against the built-in stand-in (no CLI), and
+ * against the real CLI offline (the sandbox and the fake Messages API). Each
+ * step asserts what the screen shows: the streamed answer, a permission
+ * prompt answered "always" (then not asked again) and "no", Ctrl-C during a
+ * slow turn (the answer cut, the prompt back, the session still usable),
+ * `/model`, `/mode`, `/cost`, `/quit`; and that no CLI is left.
+ *
+ * Without tmux the tests are skipped loudly; with `CI=true` they fail.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { e2eTest, exists, processAlive, type Sandbox, withSandbox } from "./_harness.ts";
+import { after, Terminal, tmuxAvailable } from "./_terminal.ts";
+
+const root = new URL("../../", import.meta.url);
+const SLOW = "[[slow]] one two three four five six seven eight nine ten eleven twelve " +
+  "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty, the end";
+
+/** `deno task demo`, as deno.json says, with absolute paths. */
+async function demoArgv(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", root)));
+  const task = String(config.tasks.demo).split(" ");
+  assert.equal(task[0], "deno");
+  const script = new URL(task.at(-1)!, root).pathname;
+  return [
+    Deno.execPath(),
+    task[1]!,
+    "--config",
+    new URL("deno.json", root).pathname,
+    ...task.slice(2, -1),
+    script,
+  ];
+}
+
+/** Skips loudly (or fails on CI) when tmux is missing; returns whether to go on. */
+async function needTmux(t: Deno.TestContext): Promise<boolean> {
+  const missing = await tmuxAvailable();
+  if (missing === undefined) return true;
+  const ci = Deno.env.get("CI") === "true";
+  console.error(`\n!!! demo in tmux ${ci ? "FAILS" : "SKIPPED"}: ${missing} !!!\n`);
+  if (ci) throw new Error(`Cannot run the demo in tmux: ${missing}`);
+  await t.step({ name: `IGNORED: ${missing}`, ignore: true, fn() {} });
+  return false;
+}
+
+const STATUS = /\(\d+\.\d s, \$\d\.\d{4}; total \$\d\.\d{4}[^)]*\)/;
+const PERMISSION = /\[y\]es, \[n\]o, \[a\]lways:$/;
+
+/** Types `line` at the chat's prompt and waits for the turn's status line; returns what followed. */
+async function turn(term: Terminal, line: string, what: string): Promise<string> {
+  await term.typeLine(line);
+  return await answerTo(term, `you> ${line}`, what);
+}
+
+/** Waits until a status line follows `marker`; returns what followed it. */
+async function answerTo(term: Terminal, marker: string, what: string): Promise<string> {
+  return after(await term.until((s) => STATUS.test(after(s, marker)), what), marker);
+}
+
+/** The chat, step by step, the same against either backend. */
+async function drive(t: Deno.TestContext, term: Terminal): Promise<void> {
+  const always = "[[tool:bash:touch tmux-always.txt]]";
+  await t.step("a prompt gets its answer streamed, then time and cost", async () => {
+    const shown = await turn(term, "hello from tmux", "the answer");
+    assert.match(shown, /^\nclaude> Echo: hello from tmux\n {2}\(\d+\.\d s, \$0\.\d{4}; total/);
+  });
+
+  await t.step("a permission prompt answered 'always' runs the tool; not asked again", async () => {
+    await term.typeLine(always);
+    const asked = after(await term.until((s) => PERMISSION.test(s), "the question"), always);
+    assert.match(
+      asked,
+      /\[Bash\] touch tmux-always\.txt\n {2}Allow Bash: touch tmux-always\.txt\?/,
+    );
+    await term.typeLine("a");
+    const done = await answerTo(term, "[a]lways: a", "the tool's turn");
+    assert.match(done, /allowed, and always for this session: touch tmux-always\.txt/);
+    assert.match(done, /\nclaude> Tool said: /);
+    const again = await turn(term, `again ${always}`, "the tool's second turn");
+    assert.match(again, /\[Bash\] touch tmux-always\.txt\n.*\nclaude> Tool said: /);
+    assert.doesNotMatch(again, /Allow Bash/, "an always-allowed tool is not asked again");
+  });
+
+  await t.step("a permission prompt answered 'n' denies the tool", async () => {
+    await term.typeLine("[[tool:bash:touch tmux-denied.txt]]");
+    await term.until((s) => PERMISSION.test(s), "the second question");
+    await term.typeLine("n");
+    const done = await answerTo(term, "[a]lways: n", "the denied turn");
+    assert.match(done, /^\n {2}denied Bash\n/);
+    assert.match(done, /\nclaude> Tool failed: /);
+  });
+
+  await t.step("Ctrl-C during a slow turn interrupts it; the prompt comes back", async () => {
+    await term.typeLine(SLOW);
+    const streaming = after(
+      await term.until((s) => /claude> Echo: \[\[slow\]\] one two/.test(after(s, SLOW)), "words"),
+      SLOW,
+    );
+    assert.doesNotMatch(streaming, /the end/, "the answer is still streaming");
+    await term.press("C-c");
+    const cut = after(
+      await term.until(
+        (s) => /\(interrupted after [\d.]+ s; total \$[\d.]+\)\nyou>$/.test(s),
+        "^C",
+      ),
+      SLOW,
+    );
+    assert.match(cut, /\^C: interrupting the turn \(Ctrl-C again to quit\)/);
+    assert.doesNotMatch(cut, /the end/, "the answer was cut short");
+    assert.match(await turn(term, "still there?", "the next turn"), /claude> Echo: still there\?/);
+  });
+
+  await t.step("/model, /mode and /cost", async () => {
+    await term.typeLine("/model sonnet");
+    await term.until((s) => /model: sonnet \(from the next turn\)\nyou>$/.test(s), "/model");
+    const sonnet = await turn(term, "with sonnet", "a turn on sonnet");
+    assert.match(sonnet, /; \S*sonnet\S*\)/, "the turn ran on the model asked for");
+    await term.typeLine("/mode acceptEdits");
+    await term.until((s) => /permission mode: acceptEdits\nyou>$/.test(s), "/mode");
+    await term.typeLine("/cost");
+    const cost = after(await term.until((s) => /in turns\nyou>$/.test(s), "/cost"), "you> /cost");
+    assert.match(cost, /6 turns \(1 interrupted\), \$0\.\d{4} in all, \d+ input and \d+ output/);
+  });
+
+  await t.step("/quit closes claude and exits 0", async () => {
+    await term.typeLine("/quit");
+    const end = after(await term.until((s) => /\[exited \d+\]$/.test(s), "the exit"), "you> /quit");
+    assert.match(end, /^\nClosing claude \(bye\)\.\.\.\nClosed: completed\.\n\[exited 0\]$/);
+    assert.equal(await term.exitCode(), 0);
+  });
+}
+
+Deno.test("demo in tmux: the chat against the built-in stand-in", async (t) => {
+  if (!(await needTmux(t))) return;
+  const dir = await Deno.makeTempDir({ prefix: "duplex-demo-" });
+  try {
+    await using term = await Terminal.open({
+      socket: `${dir}/tmux.sock`,
+      cwd: dir,
+      argv: await demoArgv(),
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: dir,
+        CLAUDE_CLI: `${dir}/no-claude-here`,
+        NO_COLOR: "1",
+      },
+    });
+    const banner = await term.until((s) => s.endsWith("you>"), "the banner");
+    assert.match(
+      banner,
+      /No claude that can answer \(.*no-claude-here \(from CLAUDE_CLI\) is missing\): using the built-in stand-in\./,
+    );
+    await drive(t, term);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+e2eTest("demo in tmux: the chat against the real CLI, offline", async (t, cli) => {
+  if (!(await needTmux(t))) return;
+  await withSandbox(async (box: Sandbox) => {
+    await using term = await Terminal.open({
+      socket: `${box.root}/tmux.sock`,
+      cwd: box.work,
+      argv: await demoArgv(),
+      env: { ...box.env, CLAUDE_CLI: cli, NO_COLOR: "1" },
+    });
+    const banner = await term.until((s) => s.endsWith("you>"), "the banner", 30_000);
+    const pid = Number(/Talking to claude 2\.1\.332 \(.*, pid (\d+)\)/.exec(banner)?.[1]);
+    assert.ok(pid > 0, banner);
+    assert.ok(await processAlive(pid), "the CLI runs");
+    await drive(t, term);
+    assert.ok(await exists(`${box.work}/tmux-always.txt`), "the allowed tool ran");
+    assert.equal(await exists(`${box.work}/tmux-denied.txt`), false, "the denied tool did not");
+    assert.equal(await processAlive(pid), false, "no CLI is left");
+    const ps = await new Deno.Command("ps", { args: ["-eww", "-o", "pid=,args=", "e"] }).output();
+    const left = new TextDecoder().decode(ps.stdout).split("\n")
+      .filter((row) => row.includes(`HOME=${box.home}`) && !row.includes("tmux"));
+    assert.deepEqual(left, [], "no process of the sandbox is left");
+  }, { slowDelayMs: 300 });
+});
