@@ -116,6 +116,19 @@ async function drive(t: Deno.TestContext, term: Terminal): Promise<void> {
     assert.match(await turn(term, "still there?", "the next turn"), /claude> Echo: still there\?/);
   });
 
+  await t.step("Ctrl-C while a permission question waits withdraws it", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 2100)); // a new Ctrl-C, not a second one
+    await term.typeLine("[[tool:bash:touch tmux-withdrawn.txt]]");
+    await term.until((s) => PERMISSION.test(s), "the third question");
+    await term.press("C-c");
+    const withdrawn = after(
+      await term.until((s) => /\(interrupted after [\d.]+ s[^)]*\)\nyou>$/.test(s), "^C"),
+      "[[tool:bash:touch tmux-withdrawn.txt]]",
+    );
+    assert.match(withdrawn, /\^C: interrupting the turn[^\n]*\n {2}\(the request was withdrawn\)/);
+    assert.match(await turn(term, "after that", "a turn after"), /claude> Echo: after that/);
+  });
+
   await t.step("/model, /mode and /cost", async () => {
     await term.typeLine("/model sonnet");
     await term.until((s) => /model: sonnet \(from the next turn\)\nyou>$/.test(s), "/model");
@@ -125,7 +138,7 @@ async function drive(t: Deno.TestContext, term: Terminal): Promise<void> {
     await term.until((s) => /permission mode: acceptEdits\nyou>$/.test(s), "/mode");
     await term.typeLine("/cost");
     const cost = after(await term.until((s) => /in turns\nyou>$/.test(s), "/cost"), "you> /cost");
-    assert.match(cost, /6 turns \(1 interrupted\), \$0\.\d{4} in all, \d+ input and \d+ output/);
+    assert.match(cost, /7 turns \(2 interrupted\), \$0\.\d{4} in all, \d+ input and \d+ output/);
   });
 
   await t.step("/quit closes claude and exits 0", async () => {
@@ -178,6 +191,7 @@ e2eTest("demo in tmux: the chat against the real CLI, offline", async (t, cli) =
     await drive(t, term);
     assert.ok(await exists(`${box.work}/tmux-always.txt`), "the allowed tool ran");
     assert.equal(await exists(`${box.work}/tmux-denied.txt`), false, "the denied tool did not");
+    assert.equal(await exists(`${box.work}/tmux-withdrawn.txt`), false, "nor the withdrawn one");
     assert.equal(await processAlive(pid), false, "no CLI is left");
     const ps = await new Deno.Command("ps", { args: ["-eww", "-o", "pid=,args=", "e"] }).output();
     const left = new TextDecoder().decode(ps.stdout).split("\n")
@@ -185,3 +199,59 @@ e2eTest("demo in tmux: the chat against the real CLI, offline", async (t, cli) =
     assert.deepEqual(left, [], "no process of the sandbox is left");
   }, { slowDelayMs: 300 });
 });
+
+e2eTest("demo in tmux: Ctrl-C twice quits and ends the CLI", async (t, cli) => {
+  if (!(await needTmux(t))) return;
+  await withSandbox(async (box: Sandbox) => {
+    await using term = await Terminal.open({
+      socket: `${box.root}/tmux.sock`,
+      cwd: box.work,
+      argv: await demoArgv(),
+      env: { ...box.env, CLAUDE_CLI: cli, NO_COLOR: "1" },
+    });
+    const banner = await term.until((s) => s.endsWith("you>"), "the banner", 30_000);
+    const pid = Number(/, pid (\d+)\)/.exec(banner)?.[1]);
+    assert.match(await turn(term, "one turn", "a turn"), /claude> Echo: one turn/);
+    await term.press("C-c");
+    await term.until((s) => /Ctrl-C again within 2 s quits, or type \/quit\)\nyou>$/.test(s), "^C");
+    await term.press("C-c");
+    const end = await term.until((s) => /\[exited \d+\]$/.test(s), "the exit");
+    assert.match(
+      end,
+      /Closing claude \(Ctrl-C twice\)\.\.\.\nClosed: completed\.\n\[exited 130\]$/,
+    );
+    assert.equal(await processAlive(pid), false, "the CLI is gone");
+  });
+});
+
+e2eTest(
+  "demo in tmux: a claude without a key is not used; the stand-in answers",
+  async (t, cli) => {
+    if (!(await needTmux(t))) return;
+    await withSandbox(async (box: Sandbox) => {
+      const { ANTHROPIC_API_KEY: _key, ...env } = box.env;
+      await using term = await Terminal.open({
+        socket: `${box.root}/tmux.sock`,
+        cwd: box.work,
+        argv: await demoArgv(),
+        env: { ...env, CLAUDE_CLI: cli, NO_COLOR: "1" },
+      });
+      const banner = await term.until((s) => s.endsWith("you>"), "the banner", 30_000);
+      assert.match(
+        banner,
+        /No claude that can answer \(claude 2\.1\.332 at .* has no API key or login \(run claude once\)\): using the built-in stand-in\./,
+      );
+      assert.match(await turn(term, "hello", "a turn"), /claude> Echo: hello\n.*; stand-in\)/);
+      await term.press("C-d");
+      const end = await term.until((s) => /\[exited \d+\]$/.test(s), "the exit");
+      assert.match(
+        end,
+        /Closing claude \(end of input\)\.\.\.\nClosed: completed\.\n\[exited 0\]$/,
+      );
+      const ps = await new Deno.Command("ps", { args: ["-eww", "-o", "pid=,args=", "e"] }).output();
+      const left = new TextDecoder().decode(ps.stdout).split("\n")
+        .filter((row) => row.includes(`HOME=${box.home}`) && !row.includes("tmux"));
+      assert.deepEqual(left, [], "the CLI that was tried is gone");
+    });
+  },
+);
