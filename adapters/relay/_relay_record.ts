@@ -50,6 +50,8 @@ export interface RelayRecord {
 }
 
 const encoder = new TextEncoder();
+/** A CLI session id as the relay names them (a UUID): a record holding anything else is void. */
+const CLI_SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The base64url SHA-256 of a text.
@@ -93,6 +95,7 @@ function recordOf(entry: Record<string, unknown>): RelayRecord | undefined {
   const { owner, cliSessionId, spawn, applied, state, epoch } = entry;
   if (
     typeof owner === "string" && typeof cliSessionId === "string" &&
+    CLI_SESSION_ID.test(cliSessionId) &&
     typeof spawn === "object" && spawn !== null && !Array.isArray(spawn) &&
     Number.isSafeInteger(applied) && (applied as number) >= 0 &&
     Number.isSafeInteger(epoch) && (epoch as number) >= 0 &&

@@ -305,7 +305,12 @@ export class RelaySession {
           ? encoder.encode(value + "\n")
           : value;
         // With a store, mirror lines are taken out (and lines are split only then).
-        if (store) bytes = store.forward(bytes);
+        if (store) {
+          bytes = store.forward(bytes);
+          // A result goes out once the store holds its turn (bounded).
+          const stored = store.resultStored();
+          if (stored) await stored;
+        }
         if (bytes === undefined) continue;
         const seq = ++this.#outSeq;
         this.#emit({ seq, frame: encodeOutput(seq, bytes) });

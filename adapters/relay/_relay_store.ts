@@ -14,6 +14,7 @@ import type { MirrorEvent, MirrorTarget } from "../../src/store/mirror_target.ts
 import type { SessionKey, SessionStore } from "../../src/store/session_store.ts";
 import type { SpawnRequest } from "../../src/remote/wire.ts";
 import { recordKey, type RecordState, RecordWriter, sha256 } from "./_relay_record.ts";
+import { AppendTracker } from "./_mirror_drain.ts";
 import { StdoutTap } from "./_stdout_tap.ts";
 
 /** How a store-resumed session tells re-sent lines the old CLI had from new ones. */
@@ -35,6 +36,8 @@ export interface StoreLinkParts {
   readonly record?: RecordWriter;
   /** Set when the session was resumed from the store by this relay. */
   readonly resent?: Resent;
+  /** How long a result line waits for the mirror's appends (default: 5000 ms). */
+  readonly timeoutMs?: number;
 }
 
 /** One session's use of the store. */
@@ -42,17 +45,26 @@ export class StoreLink {
   readonly #mirror: TranscriptMirror | undefined;
   readonly #tap: StdoutTap | undefined;
   readonly #record: RecordWriter | undefined;
+  readonly #tracker: AppendTracker | undefined;
+  readonly #timeoutMs: number;
+  /** A result line went by in the chunk just forwarded. */
+  #result = false;
   #resent: Resent | undefined;
   #uuids: Promise<Set<string>> | undefined;
 
   /** @param parts The mirror target, the record, and the resume. */
   constructor(parts: StoreLinkParts) {
     const publish = parts.publish ?? (() => {});
+    this.#timeoutMs = parts.timeoutMs ?? 5000;
     if (parts.mirror) {
-      const mirror = this.#mirror = new TranscriptMirror(parts.mirror, publish);
+      const tracker = this.#tracker = new AppendTracker(parts.mirror);
+      const mirror = this.#mirror = new TranscriptMirror(tracker.target, publish);
       this.#tap = new StdoutTap({
         mirror: (frame) => mirror.take(frame),
-        result: () => mirror.flushAll(),
+        result: () => {
+          mirror.flushAll();
+          this.#result = true;
+        },
         dropped: (reason) =>
           publish({ type: "mirror", status: "dropped", key: undefined, entries: 0, reason }),
       });
@@ -83,6 +95,18 @@ export class StoreLink {
    */
   forward(chunk: Uint8Array): Uint8Array | undefined {
     return this.#tap ? this.#tap.take(chunk) : chunk;
+  }
+
+  /**
+   * After `forward()`: when a result line went by, resolves once the
+   * transcript entries flushed at it are in the store (within the bound; at
+   * once when an append fails), so that the client never has a result the
+   * store lacks the turn of. `undefined` when no result went by.
+   */
+  resultStored(): Promise<void> | undefined {
+    if (!this.#result) return undefined;
+    this.#result = false;
+    return this.#tracker?.drained(this.#timeoutMs);
   }
 
   /** The end of stdout: what is left to forward. */
@@ -210,6 +234,7 @@ export async function openStoreLink(
   if (mirror === undefined && record === undefined) return undefined;
   return new StoreLink({
     publish,
+    timeoutMs,
     ...(mirror ? { mirror } : {}),
     ...(record ? { record } : {}),
     ...(session.resent ? { resent: session.resent } : {}),

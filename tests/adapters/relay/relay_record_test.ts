@@ -14,7 +14,7 @@ import type { SessionKey, SessionStoreEntry } from "../../../src/store/session_s
 
 const BASE: RelayRecord = {
   owner: "o",
-  cliSessionId: "c",
+  cliSessionId: "6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab",
   spawn: {},
   applied: 0,
   state: "live",
@@ -41,6 +41,7 @@ Deno.test({
       entry({ state: "odd" as never }),
       entry({ epoch: 1.5 }),
       entry({ spawn: [] as never }),
+      entry({ cliSessionId: "--dangerously-skip-permissions" }),
     ];
     assert.equal(lastRecord(malformed)?.applied, 1);
   },

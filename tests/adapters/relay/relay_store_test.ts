@@ -311,3 +311,43 @@ for (const kind of ["in memory", "in a directory"] as const) {
     }
   });
 }
+
+/** A store whose transcript appends take `delayMs`. */
+class SlowStore extends InMemorySessionStore {
+  delayMs = 0;
+  override async append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+    if (key.projectKey !== RELAY_PROJECT_KEY) {
+      await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    }
+    return await super.append(key, entries);
+  }
+}
+
+Deno.test("relay: a result reaches the client once the store holds its turn", async () => {
+  const workspace = await makeTestDir();
+  try {
+    const store = new SlowStore();
+    await using a = await relayOn(store, workspace, { storeTimeoutMs: 3000 });
+    const { client } = await spawnOn(a.relay.url);
+    await using _ = client;
+    const cliSessionId = async () => {
+      await client.until("hello", () => hello(client) !== undefined);
+      return flagValue(hello(client).args, "--session-id")!;
+    };
+    const key = {
+      projectKey: workspace.replace(/[^a-zA-Z0-9]/g, "-"),
+      sessionId: await cliSessionId(),
+    };
+    store.delayMs = 400;
+    const uuid = crypto.randomUUID();
+    const started = Date.now();
+    client.send({ t: "in", seq: 1, line: user("slow", uuid) });
+    await client.until("the result", () => results(client).length === 1, 10_000);
+    const stored = (await store.load(key)) ?? [];
+    assert.ok(stored.some((entry) => entry.uuid === uuid), "the user entry is in the store");
+    assert.ok(stored.some((entry) => entry.type === "assistant"), "the answer too");
+    assert.ok(Date.now() - started >= 400, "the result waited for the append");
+  } finally {
+    await Deno.remove(workspace, { recursive: true }).catch(() => {});
+  }
+});
