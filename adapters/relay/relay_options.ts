@@ -177,7 +177,11 @@ export interface RelayOptions {
    *   takes the `transcript_mirror` lines out of the output, so clients never
    *   see them, appends them in batches, flushes at each `result`, and catches
    *   a store that was down up from the local transcript, as
-   *   `subprocess({ sessionStore })` does).
+   *   `subprocess({ sessionStore })` does; `cli.mirror` tunes the batches). A
+   *   `result` line reaches the client once the store holds that turn (or
+   *   after `storeTimeoutMs`, or at once when an append fails), so a relay
+   *   that dies after a turn leaves the turn in the store. Mirror events go
+   *   to `onMirror`.
    * - Every resumable session has a record there, under the project key
    *   `duplex-relay` (`RELAY_SESSIONS_PROJECT_KEY`) and the base64url SHA-256
    *   of its session token as session id (never the token itself): the SHA-256
@@ -214,9 +218,10 @@ export interface RelayOptions {
   readonly projectKey?: string;
   /**
    * The bound, in ms, of loading a session record from the store, of each
-   * append of one, and of an input acknowledgement's wait for its record:
-   * with the store down, the acknowledgement goes out after it, the line
-   * having been written (the relay keeps retrying the record). Default: 5000.
+   * append of one, of an input acknowledgement's wait for its record and of
+   * a `result` line's wait for the mirror: with the store down or slow, the
+   * acknowledgement or the result goes out after it (the line was written;
+   * the relay keeps retrying the record, the mirror catches up). Default: 5000.
    */
   readonly storeTimeoutMs?: number;
   /**
