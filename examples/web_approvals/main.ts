@@ -65,10 +65,15 @@ function parseFlags(args: readonly string[]): Flags {
   return flags;
 }
 
+/** What runs behind the session. */
+interface Backend {
+  readonly name: string;
+  readonly transport: TransportFactory;
+  stop(): void;
+}
+
 /** The real CLI, or the stand-in when there is none (and none was demanded). */
-async function chooseBackend(
-  flags: Flags,
-): Promise<{ name: string; transport: TransportFactory; stop(): void }> {
+async function chooseBackend(flags: Flags): Promise<Backend> {
   if (flags.backend !== "stand-in") {
     try {
       const binary = await resolveBinary();
@@ -93,16 +98,31 @@ async function chooseBackend(
   };
 }
 
-const flags = parseFlags(Deno.args);
-const backend = await chooseBackend(flags);
-const session = await DuplexSession.start({
-  transport: backend.transport,
-  onPermission: () => ({ behavior: "defer" }), // every request waits for a person on the page
-});
+async function start(): Promise<{ flags: Flags; backend: Backend; session: DuplexSession }> {
+  try {
+    const flags = parseFlags(Deno.args);
+    const backend = await chooseBackend(flags);
+    const session = await DuplexSession.start({
+      transport: backend.transport,
+      onPermission: () => ({ behavior: "defer" }), // every request waits for a person on the page
+    });
+    return { flags, backend, session };
+  } catch (error) {
+    // A bad flag, no claude with --cli, a missing permission: one line that says what to do.
+    console.error(error instanceof Error ? error.message : String(error));
+    Deno.exit(2);
+  }
+}
+
+const { flags, backend, session } = await start();
 const server = await serveApprovals(session, {
   backend: backend.name,
   hostname: flags.host,
   port: flags.port,
+}).catch(async (error) => {
+  console.error(`Cannot listen on ${flags.host}:${flags.port}: ${error.message}`); // port taken
+  await session.close();
+  Deno.exit(2);
 });
 if (!/^(127\.|localhost$|::1$)/.test(flags.host)) {
   console.log(`Warning: listening on ${flags.host}: plain HTTP, the token is all that guards it.`);
