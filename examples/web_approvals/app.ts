@@ -63,7 +63,9 @@ export interface ApprovalsServer extends AsyncDisposable {
 
 const PAGE = new URL("./page.html", import.meta.url);
 const MAX_PROMPT = 32_000;
-const HISTORY = 50;
+const HISTORY = 20;
+/** What a page may leave unread before it is dropped (and reconnects). */
+const PAGE_BUFFER_BYTES = 4 << 20;
 const HEARTBEAT_MS = 15_000;
 
 interface Page {
@@ -117,10 +119,18 @@ export async function serveApprovals(
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         const write = (text: string) => {
+          if (stop.signal.aborted) return;
           try {
             controller.enqueue(encoder.encode(text));
+            // A page that stopped reading is let go (bounded memory): it reconnects, starts over.
+            if ((controller.desiredSize ?? 0) < 0) throw new RangeError("Page too slow");
           } catch {
-            end(); // the page went away
+            end();
+            try {
+              controller.close();
+            } catch {
+              // The page went away.
+            }
           }
         };
         self = { push: (event) => write(`data: ${JSON.stringify(event)}\n\n`) };
@@ -146,7 +156,7 @@ export async function serveApprovals(
         });
       },
       cancel: end,
-    });
+    }, new ByteLengthQueuingStrategy({ highWaterMark: PAGE_BUFFER_BYTES }));
     return new Response(body, {
       headers: { ...COMMON_HEADERS, "content-type": "text/event-stream; charset=utf-8" },
     });
@@ -187,7 +197,12 @@ export async function serveApprovals(
         durationMs: 0,
       }),
     ).then((summary) => {
-      history.push({ ...turn, summary });
+      // Kept for pages that open later, cut short: hello stays far below PAGE_BUFFER_BYTES.
+      history.push({
+        id: turn.id,
+        prompt: clip(prompt, 2_000),
+        summary: { ...summary, text: clip(summary.text, 4_000) },
+      });
       if (history.length > HISTORY) history.shift();
       current = null;
       broadcast({ type: "turn_end", id: turn.id, summary });
@@ -300,4 +315,8 @@ export async function serveApprovals(
     shutdown,
     [Symbol.asyncDispose]: shutdown,
   };
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
 }
