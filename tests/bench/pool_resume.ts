@@ -115,9 +115,25 @@ export async function poolResume(params: PoolResumeParams): Promise<Record<strin
       buildMs,
       turnMs,
       cpuMs,
+      transcriptBytes: Object.fromEntries(
+        [...ids].map(([turns, id]) => [turns, transcriptBytes(params.target, id)]),
+      ),
       startMs: started.map(({ via, ms }) => ({ via, ms })),
     };
   } finally {
     await pool.close();
   }
+}
+
+/** The size of a session's transcript file (`<HOME>/.claude/projects/<folder>/<id>.jsonl`). */
+function transcriptBytes(target: CliTarget, sessionId: string): number | undefined {
+  const projects = `${target.env?.HOME ?? Deno.env.get("HOME")}/.claude/projects`;
+  for (const folder of Deno.readDirSync(projects)) {
+    try {
+      return Deno.statSync(`${projects}/${folder.name}/${sessionId}.jsonl`).size;
+    } catch {
+      // not in this folder
+    }
+  }
+  return undefined;
 }

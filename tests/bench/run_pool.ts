@@ -333,9 +333,11 @@ async function resume(kit: PoolKit, sizes: PoolSizes): Promise<void> {
     const last = requests.findLast((r) => r.prompt === prompts.at(-1));
     const messages = (last?.body as { messages?: unknown[] } | null)?.messages?.length ?? 0;
     const added = median(times) - median(cold);
+    const bytes = (result.transcriptBytes as Record<string, number | undefined>)[turns];
+    const size = bytes === undefined ? "" : `, ${Math.round(bytes / 1024)} KB`;
     kit.rows.push({
       id: `8${"hi"[i] ?? String(i)}`,
-      workload: `first turn after hibernation (resume), ${turns}-turn transcript, vs cold start`,
+      workload: `first turn after resume (hibernated), ${turns}-turn transcript${size}, vs cold`,
       ours: `${ms(median(times))} (${cpuText(String(turns))}), history ${messages} messages`,
       peer: `cold ${ms(median(cold))} (${cpuText("cold")})`,
       ratio: signed(kit, added),
