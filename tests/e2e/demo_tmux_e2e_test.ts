@@ -175,16 +175,37 @@ Deno.test("demo in tmux: the chat against the built-in stand-in", async (t) => {
   }
 });
 
+/** The demo in a terminal in the sandbox, with `env`; returns it once its banner and prompt show. */
+async function openInSandbox(
+  box: Sandbox,
+  env: Record<string, string>,
+): Promise<{ term: Terminal; banner: string }> {
+  const term = await Terminal.open({
+    socket: `${box.root}/tmux.sock`,
+    cwd: box.work,
+    argv: await demoArgv(),
+    env: { ...env, NO_COLOR: "1" },
+  });
+  try {
+    return { term, banner: await term.until((s) => s.endsWith("you>"), "the banner", 30_000) };
+  } catch (error) {
+    await term[Symbol.asyncDispose]();
+    throw error;
+  }
+}
+
+/** The processes whose environment names the sandbox's home (tmux's own excepted). */
+async function sandboxProcesses(box: Sandbox): Promise<string[]> {
+  const ps = await new Deno.Command("ps", { args: ["-eww", "-o", "pid=,args=", "e"] }).output();
+  return new TextDecoder().decode(ps.stdout).split("\n")
+    .filter((row) => row.includes(`HOME=${box.home}`) && !row.includes("tmux"));
+}
+
 e2eTest("demo in tmux: the chat against the real CLI, offline", async (t, cli) => {
   if (!(await needTmux(t))) return;
   await withSandbox(async (box: Sandbox) => {
-    await using term = await Terminal.open({
-      socket: `${box.root}/tmux.sock`,
-      cwd: box.work,
-      argv: await demoArgv(),
-      env: { ...box.env, CLAUDE_CLI: cli, NO_COLOR: "1" },
-    });
-    const banner = await term.until((s) => s.endsWith("you>"), "the banner", 30_000);
+    const { term, banner } = await openInSandbox(box, { ...box.env, CLAUDE_CLI: cli });
+    await using _term = term;
     const pid = Number(/Talking to claude 2\.1\.332 \(.*, pid (\d+)\)/.exec(banner)?.[1]);
     assert.ok(pid > 0, banner);
     assert.ok(await processAlive(pid), "the CLI runs");
@@ -193,23 +214,15 @@ e2eTest("demo in tmux: the chat against the real CLI, offline", async (t, cli) =
     assert.equal(await exists(`${box.work}/tmux-denied.txt`), false, "the denied tool did not");
     assert.equal(await exists(`${box.work}/tmux-withdrawn.txt`), false, "nor the withdrawn one");
     assert.equal(await processAlive(pid), false, "no CLI is left");
-    const ps = await new Deno.Command("ps", { args: ["-eww", "-o", "pid=,args=", "e"] }).output();
-    const left = new TextDecoder().decode(ps.stdout).split("\n")
-      .filter((row) => row.includes(`HOME=${box.home}`) && !row.includes("tmux"));
-    assert.deepEqual(left, [], "no process of the sandbox is left");
+    assert.deepEqual(await sandboxProcesses(box), [], "no process of the sandbox is left");
   }, { slowDelayMs: 300 });
 });
 
 e2eTest("demo in tmux: Ctrl-C twice quits and ends the CLI", async (t, cli) => {
   if (!(await needTmux(t))) return;
   await withSandbox(async (box: Sandbox) => {
-    await using term = await Terminal.open({
-      socket: `${box.root}/tmux.sock`,
-      cwd: box.work,
-      argv: await demoArgv(),
-      env: { ...box.env, CLAUDE_CLI: cli, NO_COLOR: "1" },
-    });
-    const banner = await term.until((s) => s.endsWith("you>"), "the banner", 30_000);
+    const { term, banner } = await openInSandbox(box, { ...box.env, CLAUDE_CLI: cli });
+    await using _term = term;
     const pid = Number(/, pid (\d+)\)/.exec(banner)?.[1]);
     assert.match(await turn(term, "one turn", "a turn"), /claude> Echo: one turn/);
     await term.press("C-c");
@@ -230,13 +243,8 @@ e2eTest(
     if (!(await needTmux(t))) return;
     await withSandbox(async (box: Sandbox) => {
       const { ANTHROPIC_API_KEY: _key, ...env } = box.env;
-      await using term = await Terminal.open({
-        socket: `${box.root}/tmux.sock`,
-        cwd: box.work,
-        argv: await demoArgv(),
-        env: { ...env, CLAUDE_CLI: cli, NO_COLOR: "1" },
-      });
-      const banner = await term.until((s) => s.endsWith("you>"), "the banner", 30_000);
+      const { term, banner } = await openInSandbox(box, { ...env, CLAUDE_CLI: cli });
+      await using _term = term;
       assert.match(
         banner,
         /No claude that can answer \(claude 2\.1\.332 at .* has no API key or login \(run claude once\)\): using the built-in stand-in\./,
@@ -248,10 +256,7 @@ e2eTest(
         end,
         /Closing claude \(end of input\)\.\.\.\nClosed: completed\.\n\[exited 0\]$/,
       );
-      const ps = await new Deno.Command("ps", { args: ["-eww", "-o", "pid=,args=", "e"] }).output();
-      const left = new TextDecoder().decode(ps.stdout).split("\n")
-        .filter((row) => row.includes(`HOME=${box.home}`) && !row.includes("tmux"));
-      assert.deepEqual(left, [], "the CLI that was tried is gone");
+      assert.deepEqual(await sandboxProcesses(box), [], "the CLI that was tried is gone");
     });
   },
 );
