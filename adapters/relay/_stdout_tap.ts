@@ -4,12 +4,15 @@
  * (and never forwards it: it is noise for the client), flushes the mirror
  * at each `result` line, and forwards every other byte unchanged.
  *
- * Lines are told apart by their start: the CLI writes compact JSON with
- * `type` first. A line is held only until its first bytes decide (a
- * newline, or {@linkcode DECIDE_BYTES}); other lines then stream through
- * as they come, so a long assistant line is not held whole. A mirror line
- * is held whole up to {@linkcode MAX_MIRROR_LINE_BYTES} (the session's
- * line bound); a longer one is dropped and reported.
+ * A mirror line is told by its start (the CLI writes it compact, `type`
+ * first); a line is held only until its first bytes decide (a newline, or
+ * {@linkcode DECIDE_BYTES}), other lines then stream through as they come,
+ * so a long assistant line is not held whole. A mirror line is held whole
+ * up to {@linkcode MAX_MIRROR_LINE_BYTES} (the session's line bound); a
+ * longer one is dropped and reported. A result line is told by
+ * `"type":"result"` anywhere in it (the CLI writes its result's `type`
+ * among the last keys); one that merely holds that text, say in a tool's
+ * input, only flushes the mirror once more.
  *
  * @module
  */
@@ -23,7 +26,9 @@ export const MAX_MIRROR_LINE_BYTES = 64 * 1024 * 1024;
 
 const NEWLINE = 10;
 const MIRROR_START = /^\s*\{\s*"type"\s*:\s*"transcript_mirror"/;
-const RESULT_START = /^\s*\{\s*"type"\s*:\s*"result"/;
+/** `"type":"result"`, as bytes. */
+const RESULT = new TextEncoder().encode('"type":"result"');
+const QUOTE = 0x22;
 const decoder = new TextDecoder();
 
 /** Where the tap sends what it takes out. */
@@ -57,6 +62,8 @@ export class StdoutTap {
   #heldBytes = 0;
   /** Whether the current line (passing through) is a result. */
   #isResult = false;
+  /** The current line's last bytes (fewer than the pattern), for a match across pieces. */
+  #carry = new Uint8Array(0);
 
   /**
    * @param sink Takes the mirror frames and hears of results.
@@ -83,7 +90,10 @@ export class StdoutTap {
       const piece = chunk.subarray(start, end);
       start = end;
       if (this.#mode === "deciding") this.#decide(piece, newline >= 0, out);
-      else if (this.#mode === "pass") out.push(piece);
+      else if (this.#mode === "pass") {
+        out.push(piece);
+        this.#scan(piece);
+      }
       else if (this.#mode === "mirror") this.#hold(piece);
       if (newline < 0) break;
       // The line ended here.
@@ -91,6 +101,7 @@ export class StdoutTap {
       if (this.#mode === "pass" && this.#isResult) results++;
       this.#mode = "deciding";
       this.#isResult = false;
+      this.#carry = new Uint8Array(0);
       this.#held = [];
       this.#heldBytes = 0;
     }
@@ -131,10 +142,26 @@ export class StdoutTap {
       return;
     }
     this.#mode = "pass";
-    this.#isResult = RESULT_START.test(head);
+    for (const held of this.#held) this.#scan(held);
     out.push(...this.#held);
     this.#held = [];
     this.#heldBytes = 0;
+  }
+
+  /* Looks for `"type":"result"` in a piece of a passing line (and across its pieces). */
+  #scan(piece: Uint8Array): void {
+    if (this.#isResult || piece.length === 0) return;
+    const keep = RESULT.length - 1;
+    // Across the boundary: the carried bytes and the piece's first ones.
+    const boundary = this.#carry.length === 0
+      ? undefined
+      : concat(this.#carry, piece.subarray(0, keep));
+    if ((boundary && holdsResult(boundary)) || holdsResult(piece)) {
+      this.#isResult = true;
+      return;
+    }
+    const tail = piece.length >= keep ? piece : boundary ?? piece;
+    this.#carry = tail.slice(Math.max(0, tail.length - keep));
   }
 
   #hold(piece: Uint8Array): void {
@@ -173,6 +200,23 @@ function isMirrorFrame(value: unknown): value is TranscriptMirrorFrame {
   const frame = value as Record<string, unknown>;
   return frame.type === "transcript_mirror" && typeof frame.filePath === "string" &&
     Array.isArray(frame.entries);
+}
+
+function holdsResult(bytes: Uint8Array): boolean {
+  for (let at = bytes.indexOf(QUOTE); at >= 0; at = bytes.indexOf(QUOTE, at + 1)) {
+    if (at + RESULT.length > bytes.length) return false;
+    let i = 1;
+    while (i < RESULT.length && bytes[at + i] === RESULT[i]) i++;
+    if (i === RESULT.length) return true;
+  }
+  return false;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a);
+  joined.set(b, a.length);
+  return joined;
 }
 
 /* The first `max` bytes of some pieces (the pieces themselves when the first is long enough). */

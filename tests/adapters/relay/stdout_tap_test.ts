@@ -158,3 +158,28 @@ Deno.test({
     assert.equal(other.mirrors.length, 1, "taken as a mirror line");
   },
 });
+
+Deno.test({
+  name: "StdoutTap.take() hears a result whose type comes late, wherever the chunks cut it",
+  permissions: "none",
+  fn() {
+    // The real CLI writes its result's type among the last keys.
+    const late = `{"duration_api_ms":140,"result":"${"r".repeat(DECIDE_BYTES)}","type":"result"}\n`;
+    const notResult = '{"type":"assistant","input":{"type":"resulting"}}\n';
+    const stream = notResult + late + notResult;
+    const offsets = [1, 20, DECIDE_BYTES - 1, DECIDE_BYTES + 60, stream.length - 70];
+    for (let a = 0; a < offsets.length; a++) {
+      for (let cutAt = stream.length - 80; cutAt < stream.length - 50; cutAt++) {
+        const tap = tapped();
+        tap.feed(
+          ...cut(stream, [offsets[a]!, Math.max(offsets[a]! + 1, cutAt)].sort((x, y) => x - y)),
+        );
+        assert.equal(tap.results, 1, `cut at ${offsets[a]} and ${cutAt}`);
+        assert.equal(tap.text(), stream);
+      }
+    }
+    const none = tapped();
+    none.feed(notResult, '{"type":"user","text":"\\"type\\":\\"result\\""}\n');
+    assert.equal(none.results, 0, "an escaped one is text, not a result");
+  },
+});
