@@ -17,6 +17,8 @@ export interface Mismatch {
   readonly line: number | undefined;
   /** The entry's `seq`. */
   readonly seq: number;
+  /** Its position among the transcript's entries (1-based). */
+  readonly entry: number;
   /** What was recorded there: a frame, or the end of input. */
   readonly expected: Record<string, unknown> | "end of input";
   /** The session's write it was compared with (1-based), if it wrote one. */
@@ -41,7 +43,7 @@ const MAX_LCS_LINES = 600;
  * @returns Several lines of text.
  */
 export function formatMismatch(m: Mismatch): string {
-  const at = m.line === undefined ? `entry seq ${m.seq}` : `transcript line ${m.line}`;
+  const at = m.line === undefined ? `transcript entry ${m.entry}` : `transcript line ${m.line}`;
   const out = [
     `Replay mismatch: ${m.why}`,
     `  recorded: ${at} (seq ${m.seq})`,
@@ -117,7 +119,7 @@ export function lineDiff(a: readonly string[], b: readonly string[]): string[] {
   for (let i = 0; i < ops.length; i++) {
     if (!keep.has(i)) continue;
     const op = ops[i]!;
-    if (i !== last + 1) out.push(`@@ recorded line ${op.a + 1}, written line ${op.b + 1} @@`);
+    if (i !== last + 1) out.push(`@@ frame line ${op.a + 1} (recorded), ${op.b + 1} (written) @@`);
     out.push(`${op.kind} ${op.text}`);
     last = i;
   }

@@ -271,7 +271,12 @@ export class ReplayPlayer {
   async #expectLine(t: MemoryTransport, entry: TranscriptEntry): Promise<boolean> {
     const expected = entry.msg!;
     const where = `stdin #${entry.seq}`;
-    const at = { line: this.#lineNumbers?.[this.#index], seq: entry.seq, expected };
+    const at = {
+      line: this.#lineNumbers?.[this.#index],
+      entry: this.#index + 1,
+      seq: entry.seq,
+      expected,
+    };
     const wait = await this.#lines.wait(t, this.#waitMs);
     if (wait === "ended") return false;
     if (wait === "timeout" || wait === "input_ended") {
@@ -310,6 +315,7 @@ export class ReplayPlayer {
     const where = `stdin_end #${entry.seq}`;
     const at = {
       line: this.#lineNumbers?.[this.#index],
+      entry: this.#index + 1,
       seq: entry.seq,
       expected: "end of input" as const,
     };

@@ -291,6 +291,10 @@ Deno.test("record() of a factory records one process; replay() refuses what it c
     const transport = await cli.transport(openContext());
     await transport.write(userLine("extra"));
     await cli.done;
+    assert.match(
+      cli.diff ?? "",
+      /recorded: transcript entry 1 \(seq 0\)\n {2}written: {2}the session's write #1\n/,
+    );
     assert.match(cli.diff ?? "", /expected: end of input\n {2}got: {6}\{"type":"user"/);
     await transport.close();
   });
