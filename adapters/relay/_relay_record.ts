@@ -162,7 +162,9 @@ export class RecordWriter {
    */
   update(change: Partial<Pick<RelayRecord, "applied" | "state">>): void {
     if (this.#closed) return;
-    this.#record = { ...this.#record, ...change };
+    const record = this.#record;
+    if (Object.entries(change).every(([k, v]) => record[k as keyof RelayRecord] === v)) return;
+    this.#record = { ...record, ...change };
     this.#version++;
     this.#kick();
   }

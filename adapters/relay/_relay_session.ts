@@ -271,8 +271,10 @@ export class RelaySession {
       this.#pumpStdout(),
       this.#pumpStderr(),
     ]);
-    // The store gets the transcript's last lines before the client hears of the exit.
+    // The store gets the transcript's last lines before the client hears of the exit, and, when
+    // the client closed it, the conversation's end: no relay resumes it after.
     await this.#settings.store?.closeMirror();
+    if (this.#closeRequested && !this.#forgotten) await this.#settings.store?.mark("closed");
     this.#settings.trace.exited(exit);
     const seq = ++this.#outSeq;
     this.#emit({ seq, frame: text({ t: "exit", seq, exit }) });

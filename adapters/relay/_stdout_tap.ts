@@ -93,8 +93,7 @@ export class StdoutTap {
       else if (this.#mode === "pass") {
         out.push(piece);
         this.#scan(piece);
-      }
-      else if (this.#mode === "mirror") this.#hold(piece);
+      } else if (this.#mode === "mirror") this.#hold(piece);
       if (newline < 0) break;
       // The line ended here.
       if (this.#mode === "mirror") this.#mirrorLine();

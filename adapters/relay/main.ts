@@ -67,8 +67,12 @@ try {
     workspace: Deno.env.get("DUPLEX_RELAY_WORKSPACE") ?? Deno.cwd(),
     ...(storeDir !== "" && { sessionStore: new DirectorySessionStore(storeDir) }),
     ...(projectKey !== "" && { projectKey }),
-    // The relay closes its sessions on SIGINT/SIGTERM itself.
-    cli: { hostSignal: "close", ...(binary !== undefined && binary !== "" && { binary }) },
+    // The relay closes its sessions on SIGINT/SIGTERM itself; with a store it leaves them to
+    // relay.close() alone, which keeps their records resumable by another relay.
+    cli: {
+      hostSignal: storeDir === "" ? "close" : "ignore",
+      ...(binary !== undefined && binary !== "" && { binary }),
+    },
   });
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));

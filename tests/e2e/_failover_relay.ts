@@ -53,7 +53,8 @@ const relay = serveRelay({
     env: config.env,
     clearEnv: true,
     tempDir: config.tempDir,
-    hostSignal: "close",
+    // relay.close() ends them on SIGTERM, leaving their records for the other relay.
+    hostSignal: "ignore",
   },
 });
 console.log(JSON.stringify({ url: relay.url, port: relay.port }));

@@ -153,7 +153,12 @@ for (const kind of ["in memory", "in a directory"] as const) {
         const stored = await store.load({ projectKey, sessionId: cliSessionId });
         assert.deepEqual(stored, local, "the store equals the local transcript, the last line too");
 
-        const records = await recordsOf(store, token);
+        // The end is recorded as the session goes (after the exit's acknowledgement).
+        let records = await recordsOf(store, token);
+        for (let i = 0; i < 100 && records.at(-1)?.state !== "closed"; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          records = await recordsOf(store, token);
+        }
         assert.ok(records.length >= 3, "at the start and after each input line");
         const last = records.at(-1)!;
         assert.equal(last.type, "duplex-relay-session");
