@@ -26,6 +26,8 @@
  *   reason token (`cwd_not_found`, `env_key_not_claimable`, `permission_mode_not_claimable`, …).
  * - `pool_exhausted`: a `SessionPool` has no live slot and its waiting line is full.
  * - `resume_failed`: a conversation could not be resumed in a new process (`exit` says how).
+ * - `store_failed`: a session store's backend failed (a database down, an SQL error); `cause`
+ *   holds the driver's error.
  */
 export type DuplexErrorKind =
   | "turn_in_flight"
@@ -44,7 +46,8 @@ export type DuplexErrorKind =
   | "invalid_argument"
   | "claim_refused"
   | "pool_exhausted"
-  | "resume_failed";
+  | "resume_failed"
+  | "store_failed";
 
 /** How a transport's peer ended: a process exit, or a closed connection. */
 export interface TransportExit {

@@ -6,9 +6,9 @@ import { DuplexError, type DuplexErrorKind } from "../../src/errors.ts";
 /*
  * The kind of a failure of the server or the driver (refused or dropped
  * connection, an SQL error): the operation was ended by something other than
- * the caller. The lead is asked for a kind of its own (`store_failed`).
+ * the caller.
  */
-const FAILED: DuplexErrorKind = "aborted";
+const FAILED: DuplexErrorKind = "store_failed";
 
 /* SQLSTATE undefined_table: the schema was not created. */
 const UNDEFINED_TABLE = "42P01";
