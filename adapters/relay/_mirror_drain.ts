@@ -4,8 +4,10 @@
  * result are in the store (within a bound), so that a relay killed right
  * after a turn leaves the turn in the store for the next one. The tracker
  * wraps the mirror target's store and counts the appends under way; the
- * mirror starts a flushed batch's append once the one before it has settled
- * (a later task at most), so "nothing under way, after a task" is "drained".
+ * mirror starts a flushed batch's append in the microtask after the one
+ * before it settled (its chain's next link calls `append` at once), so
+ * "nothing under way, after those microtasks" is "drained". (A catch-up
+ * after a failure reads the local file first: the wait ends before it.)
  *
  * @module
  */
@@ -44,8 +46,8 @@ export class AppendTracker {
   }
 
   /**
-   * Resolves once no append is under way (checked after a task, as the
-   * mirror chains its batches), or after `timeoutMs`, or when a batch fails
+   * Resolves once no append is under way (checked after the microtasks in
+   * which the mirror starts its next batch), or after `timeoutMs`, or when a batch fails
    * (the mirror then catches the store up later): a failing store does not
    * hold output back beyond one attempt. Never rejects.
    *
@@ -55,7 +57,7 @@ export class AppendTracker {
     using limit = deadline(timeoutMs);
     try {
       for (;;) {
-        await abortable(nextTask(), limit.signal);
+        await settledLinks();
         if (this.#underWay === 0) return;
         this.#settled ??= Promise.withResolvers<void>();
         await abortable(this.#settled.promise, limit.signal);
@@ -66,6 +68,7 @@ export class AppendTracker {
   }
 }
 
-function nextTask(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+/* Lets the mirror's chain run its queued links (each calls `append` in its first microtask). */
+async function settledLinks(): Promise<void> {
+  for (let i = 0; i < 4; i++) await Promise.resolve();
 }
