@@ -127,3 +127,13 @@ export function reapedChildrenCpuMs(): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[13]) + Number(fields[14])) * 10;
 }
+
+/**
+ * The machine's 1-, 5- and 15-minute load averages (the machine is shared:
+ * they go with the figures, in the raw results).
+ *
+ * @returns The three averages.
+ */
+export function loadAverage(): number[] {
+  return Deno.loadavg().map((value) => Math.round(value * 100) / 100);
+}

@@ -27,7 +27,7 @@ import {
   subprocess,
   type SubprocessOptions,
 } from "../../adapters/subprocess/mod.ts";
-import { echoTurn, processOf, sleep, timed, until } from "./_pool_bench.ts";
+import { echoTurn, loadAverage, processOf, sleep, timed, until } from "./_pool_bench.ts";
 import type { CliTarget } from "./turns.ts";
 
 /** The ways a first turn is served. */
@@ -60,7 +60,10 @@ export interface FirstTurnParams {
  * @returns `times` (first turns) and `warm` (the turn after each), in ms.
  */
 export async function poolFirstTurn(params: FirstTurnParams): Promise<Record<string, unknown>> {
-  if (params.mode === "spare" || params.mode === "parked") return await pooled(params);
+  const load = loadAverage();
+  if (params.mode === "spare" || params.mode === "parked") {
+    return { ...await pooled(params), loadAverage: load };
+  }
   const times: number[] = [];
   const warm: number[] = [];
   for (let i = 0; i < params.samples; i++) {
@@ -89,7 +92,7 @@ export async function poolFirstTurn(params: FirstTurnParams): Promise<Record<str
       await session?.close();
     }
   }
-  return { times, warm };
+  return { times, warm, loadAverage: load };
 }
 
 async function pooled(params: FirstTurnParams): Promise<Record<string, unknown>> {

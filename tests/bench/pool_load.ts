@@ -13,7 +13,7 @@
 
 import { SessionPool } from "../../adapters/subprocess/mod.ts";
 import { quantile } from "./_measure.ts";
-import { descendants, processOf, TURN_LIMIT_MS } from "./_pool_bench.ts";
+import { descendants, loadAverage, processOf, TURN_LIMIT_MS } from "./_pool_bench.ts";
 import type { CliTarget } from "./turns.ts";
 
 /** Parameters of {@linkcode poolLoad}. */
@@ -67,6 +67,7 @@ function cliCount(binary: string): number {
  * @returns Wall time, per-turn times, acquire waits, hand-outs and process counts.
  */
 export async function poolLoad(params: PoolLoadParams): Promise<Record<string, unknown>> {
+  const load = loadAverage();
   const before = cliCount(params.target.binary);
   const pool = new SessionPool({
     process: processOf(params.target),
@@ -127,6 +128,7 @@ export async function poolLoad(params: PoolLoadParams): Promise<Record<string, u
   const after = cliCount(params.target.binary);
   const left = descendants().map((p) => `${p.pid} ${p.name}`);
   return {
+    loadAverage: load,
     turns: times.length,
     failures: failures.slice(0, 5),
     failureCount: failures.length,

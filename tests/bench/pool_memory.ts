@@ -13,7 +13,7 @@
 import type { TransportFactory } from "../../mod.ts";
 import { SessionPool, type SubprocessOptions } from "../../adapters/subprocess/mod.ts";
 import { ScriptedCli } from "../../src/testing/mod.ts";
-import { echoTurn, until } from "./_pool_bench.ts";
+import { echoTurn, loadAverage, until } from "./_pool_bench.ts";
 import { forceGc } from "./_measure.ts";
 
 /** Parameters of {@linkcode poolMemory}. */
@@ -81,6 +81,7 @@ export async function poolMemory(params: PoolMemoryParams): Promise<Record<strin
     for (const key of keys) await pool.forget(key);
     const forgotten = heapUsed();
     return {
+      loadAverage: loadAverage(),
       conversations: keys.length,
       bytesPerConversation: (withRecords - before) / keys.length,
       // What forgetting them gave back: the records themselves.

@@ -11,7 +11,14 @@
  */
 
 import { type PoolEvent, SessionPool } from "../../adapters/subprocess/mod.ts";
-import { echoTurn, processOf, reapedChildrenCpuMs, timed, until } from "./_pool_bench.ts";
+import {
+  echoTurn,
+  loadAverage,
+  processOf,
+  reapedChildrenCpuMs,
+  timed,
+  until,
+} from "./_pool_bench.ts";
 import type { CliTarget } from "./turns.ts";
 
 /** Parameters of {@linkcode poolResume}. */
@@ -34,6 +41,7 @@ export interface PoolResumeParams {
  *   prompts of the resumed turns (the runner finds their API requests).
  */
 export async function poolResume(params: PoolResumeParams): Promise<Record<string, unknown>> {
+  const load = loadAverage();
   const started: { key: string; via: string; ms: number }[] = [];
   const pool = new SessionPool({
     process: processOf(params.target),
@@ -109,6 +117,7 @@ export async function poolResume(params: PoolResumeParams): Promise<Record<strin
       throw new Error(`Cannot trust the run: the conversations started ${vias.join(", ")}`);
     }
     return {
+      loadAverage: load,
       cold,
       resumed,
       prompts,

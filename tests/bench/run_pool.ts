@@ -137,22 +137,8 @@ function skip(kit: PoolKit, id: string, workload: string, why: string): void {
 export async function workload8(kit: PoolKit): Promise<void> {
   const sizes = kit.smoke ? SMOKE : FULL;
   const parts = { first: firstTurns, memory, resume, load };
-  // The machine is shared: the load average before each part goes with the figures.
-  const loadAverages: Record<string, string> = {};
-  kit.raw["pool-load-averages"] = loadAverages;
   for (const [part, run] of Object.entries(parts)) {
-    if (kit.parts && !kit.parts.has(part)) continue;
-    loadAverages[part] = loadAverage();
-    kit.progress(`workload 8 (${part}): load average ${loadAverages[part]}`);
-    await run(kit, sizes);
-  }
-}
-
-function loadAverage(): string {
-  try {
-    return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
-  } catch {
-    return "unknown";
+    if (!kit.parts || kit.parts.has(part)) await run(kit, sizes);
   }
 }
 
