@@ -163,7 +163,8 @@ const SDK_PREWARM = new URL("sdk_prewarm.mjs", HERE).pathname;
 const FAKE_CLI = new URL("fake_cli.ts", HERE).pathname;
 const ROOT = new URL("../../", HERE).pathname;
 
-type Result = Record<string, unknown> & { peakRssMb: number };
+/** What a child reports: its workload's figures and its peak RSS. */
+export type Result = Record<string, unknown> & { peakRssMb: number };
 
 /**
  * Runs one child and returns its result line; kills it (SIGTERM, then
@@ -334,7 +335,8 @@ async function workload7(ctx: Context, temp: string): Promise<void> {
 // ---------------------------------------------------------------------------
 // Table
 
-interface Row {
+/** One row of the table. */
+export interface Row {
   id: string;
   workload: string;
   ours: string;

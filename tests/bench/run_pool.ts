@@ -15,20 +15,8 @@
 
 import type { FakeApiRequest } from "../e2e/fake_api.ts";
 import { median, quantile } from "./_measure.ts";
+import type { Result, Row } from "./run.ts";
 import type { CliTarget } from "./turns.ts";
-
-type Result = Record<string, unknown> & { peakRssMb: number };
-
-/** One row of the table, as `run.ts` prints it. */
-export interface PoolRow {
-  id: string;
-  workload: string;
-  ours: string;
-  peer: string;
-  ratio: string;
-  target: string;
-  met: string;
-}
 
 /** What `run.ts` lends the pool's workloads. */
 export interface PoolKit {
@@ -62,7 +50,7 @@ export interface PoolKit {
     readonly yes: (ok: boolean) => string;
   };
   readonly raw: Record<string, unknown>;
-  readonly rows: PoolRow[];
+  readonly rows: Row[];
 }
 
 interface PoolSizes {
@@ -129,6 +117,16 @@ function skip(kit: PoolKit, id: string, workload: string, why: string): void {
   kit.rows.push({ id, workload, ours: "skipped", peer: why, ratio: "", target: "", met: "n/a" });
 }
 
+/** The real CLI for a part; without it, a skipped row that says why and `undefined`. */
+async function realCli(kit: PoolKit, id: string, workload: string): Promise<CliTarget | undefined> {
+  if (!kit.real) {
+    skip(kit, id, `${workload} (real CLI)`, kit.cliWhy);
+    return undefined;
+  }
+  kit.progress(`workload 8: ${workload}`);
+  return await kit.real();
+}
+
 /**
  * Runs the pool's workloads and adds their rows.
  *
@@ -153,12 +151,8 @@ type Side =
   | "sdkClaim";
 
 async function firstTurns(kit: PoolKit, sizes: PoolSizes): Promise<void> {
-  if (!kit.real) {
-    skip(kit, "8a", "first turn of a new conversation (real CLI)", kit.cliWhy);
-    return;
-  }
-  kit.progress("workload 8: first turn of a new conversation");
-  const target = await kit.real();
+  const target = await realCli(kit, "8a", "first turn of a new conversation");
+  if (!target) return;
   const claimCwd = `${kit.temp}/claimed`;
   const parkDir = `${kit.temp}/park`;
   const sdkPark = `${kit.temp}/sdk-park`;
@@ -292,12 +286,8 @@ async function memory(kit: PoolKit, sizes: PoolSizes): Promise<void> {
 }
 
 async function resume(kit: PoolKit, sizes: PoolSizes): Promise<void> {
-  if (!kit.real) {
-    skip(kit, "8h", "resume after hibernation vs cold start (real CLI)", kit.cliWhy);
-    return;
-  }
-  kit.progress("workload 8: resume vs cold start");
-  const target = await kit.real();
+  const target = await realCli(kit, "8h", "resume after hibernation vs cold start");
+  if (!target) return;
   const result = await kit.deno("pool-resume", {
     target,
     transcripts: sizes.resumeTranscripts,
@@ -337,12 +327,8 @@ async function load(kit: PoolKit, sizes: PoolSizes): Promise<void> {
   const { conversations, turns, workers, maxLive } = sizes.load;
   const workload = `load: ${conversations} conversations, ${turns} turns at random, ` +
     `${workers} workers, maxLive ${maxLive}`;
-  if (!kit.real) {
-    skip(kit, "8j", workload, kit.cliWhy);
-    return;
-  }
-  kit.progress("workload 8: load");
-  const target = await kit.real();
+  const target = await realCli(kit, "8j", workload);
+  if (!target) return;
   const r = await kit.deno("pool-load", { target, ...sizes.load, seed: 14 }, 900_000);
   kit.raw["pool-load"] = r;
   const { ms, yes } = kit.format;

@@ -101,20 +101,12 @@ async function prewarmClaim(sdk, params) {
   return { times, prewarmMs, parkedMs };
 }
 
-const WORKLOADS = { "cold-query": coldQuery, "prewarm-claim": prewarmClaim };
-
 const [name = "", json = "{}"] = process.argv.slice(2);
-const workload = WORKLOADS[name];
-if (!workload) {
-  throw new Error(
-    `Cannot run workload ${JSON.stringify(name)}: expected one of ${
-      Object.keys(WORKLOADS).join(", ")
-    }`,
-  );
+const run = { "cold-query": coldQuery, "prewarm-claim": prewarmClaim }[name];
+if (run === undefined) {
+  throw new Error(`Cannot run workload "${name}": expected cold-query or prewarm-claim`);
 }
 const params = JSON.parse(json);
-const sdk = await import(pathToFileURL(params.sdkPath).href);
-const result = await workload(sdk, params);
-console.log(
-  RESULT_PREFIX + JSON.stringify({ ...result, peakRssMb: process.resourceUsage().maxRSS / 1024 }),
-);
+const result = await run(await import(pathToFileURL(params.sdkPath).href), params);
+const peakRssMb = process.resourceUsage().maxRSS / 1024;
+console.log(`${RESULT_PREFIX}${JSON.stringify({ ...result, peakRssMb })}`);
