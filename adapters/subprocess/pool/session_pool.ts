@@ -123,6 +123,8 @@ export class SessionPool implements AsyncDisposable {
     exhausted: 0,
   };
   #starting = 0;
+  /** Conversations just started whose first turn has not ended (spares wait for them too). */
+  #firstTurns = 0;
   #closed: Promise<void> | undefined;
   /** Aborts every start and claim in progress when the pool closes. */
   readonly #stopping = new AbortController();
@@ -151,7 +153,7 @@ export class SessionPool implements AsyncDisposable {
       this.#settings.prewarmConcurrency,
       {
         open: (kind, signal) => this.#launcher.openSpare(kind, signal),
-        demandStarting: () => this.#starting > 0,
+        demandStarting: () => this.#starting > 0 || this.#firstTurns > 0,
         publish: (event) => this.#publish(event),
         failed: () => this.#counts.spareFailures++,
       },
@@ -509,6 +511,7 @@ export class SessionPool implements AsyncDisposable {
         throw closedError();
       }
       this.#adopt(conversation, session);
+      this.#holdPrewarm(session);
       this.#handouts[via]++;
       this.#publish({
         type: "started",
@@ -531,6 +534,30 @@ export class SessionPool implements AsyncDisposable {
       this.#wake();
       this.#shelf.fill();
     }
+  }
+
+  /*
+   * Spares are not started during a new conversation's first turn (the CLI's
+   * heaviest: a spawn beside it on a small machine slows it by a quarter,
+   * bench row 8f), nor longer than FIRST_TURN_HOLD_MS.
+   */
+  #holdPrewarm(session: DuplexSession): void {
+    this.#firstTurns++;
+    const events = session.subscribe({ capacity: 64 });
+    const hold = setTimeout(() => void events.return(), FIRST_TURN_HOLD_MS);
+    void (async () => {
+      try {
+        for await (const event of events) {
+          if (event.type === "result" || event.type === "exit") break;
+        }
+      } catch {
+        // A lagged subscriber: the turn is under way anyway.
+      } finally {
+        clearTimeout(hold);
+        this.#firstTurns--;
+        this.#shelf.fill();
+      }
+    })();
   }
 
   #adopt(conversation: Conversation, session: DuplexSession): void {
@@ -589,6 +616,9 @@ export class SessionPool implements AsyncDisposable {
     this.#broadcast.close();
   }
 }
+
+/** The longest spares wait for a new conversation's first turn to end. */
+const FIRST_TURN_HOLD_MS = 5000;
 
 /** True when a session may be hibernated: no turn running, no permission waiting. */
 function idle(session: DuplexSession): boolean {

@@ -43,11 +43,14 @@ Deno.test("SessionPool.close() rejects acquires and ends every process of every 
   assert.ok(parkDir.startsWith(state.other), parkDir);
   const a = await pool.acquire("a");
   const b = await pool.acquire("b");
+  // Spares are replaced once a new conversation's first turn has ended.
+  await a.send("first");
+  await b.send("first");
+  await until(() => pool.health.spares + pool.health.parked >= 1, "a replacement spare");
   const starting = pool.acquire("c", { cwd: slow }).catch((error) => error);
   await until(() => pool.peek("c")?.state === "starting", "c starting");
   const waiting = pool.acquire("d").catch((error) => error);
   await log.waitFor("waiting");
-  await until(() => pool.health.spares + pool.health.parked >= 1, "a replacement spare");
 
   const began = performance.now();
   const closing = pool.close();

@@ -21,6 +21,8 @@ Deno.test("SessionPool hands a new conversation a warm spare, then sets its mode
     const a = await pool.acquire("a");
     assert.equal(log.of("started").at(-1)?.via, "spare");
     assert.equal(a.pid, spare!.pid);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal((await state.starts()).length, 1, "no replacement during the first turn's wait");
     const turn = await a.send("hello");
     assert.equal(initOf(turn).cwd, state.dir);
     assert.equal(initOf(turn).model, "fake-model");
