@@ -29,3 +29,33 @@ Deno.test("README names the pinned Deno version in both commands, as .ci/run doe
   assert.match(ci, /DENO_VERSION=2\.9\.6/);
   assert.match(ci, /deno task test\b/);
 });
+
+Deno.test("every examples/, docs/ and tests/ path the README and the examples name exists", {
+  permissions: { read: ["."] },
+}, async () => {
+  const texts = [await Deno.readTextFile(new URL("README.md", root))];
+  for await (const entry of Deno.readDir(new URL("examples/", root))) {
+    if (entry.isFile && entry.name.endsWith(".ts")) {
+      texts.push(await Deno.readTextFile(new URL(`examples/${entry.name}`, root)));
+    }
+  }
+  const named = new Set<string>();
+  for (const text of texts) {
+    // Not inside a URL (`…/docs/x`), not a glob (`x_*`), not a file the snippet itself creates.
+    for (const [token] of text.matchAll(/(?<![\w/.])(?:examples|docs|tests)\/[\w./*-]*/g)) {
+      const path = token.replace(/[./]+$/, "");
+      if (path.includes("*") || text.includes(`Deno.create("${path}")`)) continue;
+      named.add(path);
+    }
+  }
+  assert.ok(named.size > 10, `found ${named.size} paths`);
+  const missing: string[] = [];
+  for (const path of named) {
+    try {
+      await Deno.stat(new URL(path, root));
+    } catch {
+      missing.push(path);
+    }
+  }
+  assert.deepEqual(missing, [], `paths named that do not exist: ${missing.join(", ")}`);
+});
