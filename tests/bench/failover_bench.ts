@@ -38,10 +38,9 @@ import { startFakeApi } from "../e2e/fake_api.ts";
 import {
   childrenOf,
   failoverUnavailable,
-  freePort,
   kill,
   startHaproxy,
-  startRelayProcess,
+  startRelays,
 } from "../e2e/_failover_harness.ts";
 import { type PostgresServer, startPostgres } from "../stores/_postgres_server.ts";
 import { median, quantile } from "./_measure.ts";
@@ -75,23 +74,14 @@ async function failover(setup: Setup, round: number): Promise<{ failover: number
   const dir = `${setup.root}/round-${round}`;
   const work = `${dir}/work`;
   await Deno.mkdir(work, { recursive: true });
-  const relays = [];
-  for (const name of ["a", "b"]) {
-    const home = `${dir}/home-${name}`;
-    await Deno.mkdir(home);
-    relays.push(
-      await startRelayProcess({
-        token: TOKEN,
-        workspace: work,
-        port: freePort(),
-        postgresUrl: setup.pg.url,
-        projectKey: `bench-${round}`,
-        binary: setup.cli,
-        env: { ...setup.env, HOME: home },
-        tempDir: home,
-      }),
-    );
-  }
+  const relays = await startRelays({
+    token: TOKEN,
+    workspace: work,
+    postgresUrl: setup.pg.url,
+    projectKey: `bench-${round}`,
+    binary: setup.cli,
+    env: setup.env,
+  }, dir);
   await using _a = relays[0]!;
   await using _b = relays[1]!;
   await using balancer = await startHaproxy(relays.map((relay) => relay.port), dir);

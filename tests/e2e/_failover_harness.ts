@@ -145,6 +145,44 @@ export async function startRelayProcess(config: FailoverRelayConfig): Promise<Re
   };
 }
 
+/** What two relays of a failover share (each gets its own port and config folder). */
+export type SharedRelayConfig = Omit<FailoverRelayConfig, "port" | "tempDir">;
+
+/**
+ * Starts relays that share a store and a workspace, each on a free port with
+ * its own config folder (`<dir>/home-<name>`, its `HOME` and temp folder).
+ *
+ * @param shared What they share (`env` is the CLI's, less `HOME`).
+ * @param dir Where their config folders go.
+ * @param names Their names.
+ * @returns The processes, in the order of `names`.
+ */
+export async function startRelays(
+  shared: SharedRelayConfig,
+  dir: string,
+  names: readonly string[] = ["a", "b"],
+): Promise<RelayProcess[]> {
+  const relays: RelayProcess[] = [];
+  try {
+    for (const name of names) {
+      const home = `${dir}/home-${name}`;
+      await Deno.mkdir(home, { recursive: true });
+      relays.push(
+        await startRelayProcess({
+          ...shared,
+          port: freePort(),
+          env: { ...shared.env, HOME: home },
+          tempDir: home,
+        }),
+      );
+    }
+    return relays;
+  } catch (error) {
+    for (const relay of relays) await relay[Symbol.asyncDispose]();
+    throw error;
+  }
+}
+
 /** SIGKILL to a process group (nothing when it is gone). */
 export function kill(pgid: number): void {
   if (!Number.isSafeInteger(pgid) || pgid <= 1) {

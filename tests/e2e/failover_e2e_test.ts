@@ -25,11 +25,10 @@ import { cliPath, waitUntil, withSandbox } from "./_harness.ts";
 import {
   childrenOf,
   failoverTest,
-  freePort,
   groupMembers,
   kill,
   startHaproxy,
-  startRelayProcess,
+  startRelays,
 } from "./_failover_harness.ts";
 
 const TOKEN = crypto.randomUUID();
@@ -54,23 +53,14 @@ failoverTest(
   async (t) => {
     await withSandbox(async ({ api, root, work, env }) => {
       await using pg = await startPostgres();
-      const relays = [];
-      for (const name of ["a", "b"]) {
-        const home = `${root}/home-${name}`;
-        await Deno.mkdir(home);
-        relays.push(
-          await startRelayProcess({
-            token: TOKEN,
-            workspace: work,
-            port: freePort(),
-            postgresUrl: pg.url,
-            projectKey: PROJECT_KEY,
-            binary: cli(),
-            env: { ...env, HOME: home },
-            tempDir: home,
-          }),
-        );
-      }
+      const relays = await startRelays({
+        token: TOKEN,
+        workspace: work,
+        postgresUrl: pg.url,
+        projectKey: PROJECT_KEY,
+        binary: cli(),
+        env,
+      }, root);
       await using _a = relays[0]!;
       await using _b = relays[1]!;
       await using balancer = await startHaproxy(relays.map((relay) => relay.port), root);
