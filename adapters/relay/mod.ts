@@ -19,6 +19,15 @@
  * unacknowledged output (bounded by `bufferBytes`) and replays it, and
  * applies each input line once.
  *
+ * Many hosts: give every relay the same `sessionStore` (a
+ * `PostgresSessionStore` from `@duplex/claude/postgres`, or a
+ * `DirectorySessionStore` on one host) and put them behind a load balancer
+ * that routes by a conversation key (or give `remote()` several URLs). The
+ * CLIs mirror their transcripts there, each resumable session keeps a record
+ * there (under {@linkcode RELAY_SESSIONS_PROJECT_KEY}, hashed: never a token),
+ * and a relay asked to resume a session it does not hold resumes it from the
+ * store, for the same credential only, with the history.
+ *
  * Telemetry: pass `telemetry` (the same option as `DuplexSession.start`
  * takes: the `@opentelemetry/api` module, a tracer and meter, or `onSpan`)
  * for a `claude.relay.connection` span per WebSocket and a
