@@ -103,6 +103,17 @@ export class HibernatedSessions {
 }
 
 /**
+ * Whether a session with these options can be resumed in a new process
+ * later (by this relay, or by another one sharing the store).
+ *
+ * @param options The options its CLI starts with.
+ */
+export function hibernatable(options: SubprocessOptions): boolean {
+  return options.persistSession !== false && options.noSessionPersistence !== true &&
+    options.continue !== true && options.forkSession !== true && options.sessionId === undefined;
+}
+
+/**
  * The output a client lacks, when small enough to keep.
  *
  * @param entries The buffer's entries after the last acknowledgement.

@@ -18,9 +18,9 @@ import { type ConnectionHost, RelayConnection } from "./_connection.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 import { randomToken, RelaySession, type Restore } from "./_relay_session.ts";
-import { openStoreLink, type Resent } from "./_relay_store.ts";
+import { mirrorPublisher, openStoreLink, type Resent } from "./_relay_store.ts";
 import { wakeFromStore } from "./_store_wake.ts";
-import { type Hibernated, HibernatedSessions } from "./_hibernation.ts";
+import { hibernatable, type Hibernated, HibernatedSessions } from "./_hibernation.ts";
 import { ConnectionTrace, SessionTrace } from "./_relay_telemetry.ts";
 import type { RelayServer } from "./relay_server.ts";
 
@@ -286,14 +286,7 @@ export class Relay implements RelayServer, ConnectionHost {
       store: sessionStore,
       timeoutMs: storeTimeoutMs,
       mirror: transport.info.mirror,
-      publish: (event) => {
-        trace.mirror(event);
-        try {
-          onMirror?.(event);
-        } catch {
-          // The user's callback: its failure changes nothing here.
-        }
-      },
+      publish: mirrorPublisher(trace, onMirror),
     }, {
       id,
       owner: credential.owner,
@@ -411,12 +404,6 @@ export class Relay implements RelayServer, ConnectionHost {
       this.#resolveClosed();
     }
   }
-}
-
-/* Whether a session with these options can be resumed in a new process later. */
-function hibernatable(options: SubprocessOptions): boolean {
-  return options.persistSession !== false && options.noSessionPersistence !== true &&
-    options.continue !== true && options.forkSession !== true && options.sessionId === undefined;
 }
 
 async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {

@@ -173,6 +173,27 @@ export class StoreLink {
   }
 }
 
+/**
+ * What hears a session's mirror events: its span, then the relay's
+ * `onMirror` (whose failure changes nothing).
+ *
+ * @param trace The session's span.
+ * @param onMirror The relay's callback, if any.
+ */
+export function mirrorPublisher(
+  trace: { mirror(event: MirrorEvent): void },
+  onMirror: ((event: MirrorEvent) => void) | undefined,
+): (event: MirrorEvent) => void {
+  return (event) => {
+    trace.mirror(event);
+    try {
+      onMirror?.(event);
+    } catch {
+      // The user's callback.
+    }
+  };
+}
+
 /** The relay's side of a store link. */
 export interface LinkSettings {
   /** The shared store, if the relay has one. */
