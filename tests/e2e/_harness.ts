@@ -17,6 +17,7 @@
 import type { TransportFactory } from "../../mod.ts";
 import { subprocess, type SubprocessOptions } from "../../adapters/subprocess/mod.ts";
 import { type FakeApi, type FakeApiOptions, startFakeApi } from "./fake_api.ts";
+import type { WebSocketConstructor } from "../../adapters/remote/mod.ts";
 
 /**
  * Where the installer puts the CLI: `.cache/claude-cli/` of the project, or
@@ -462,4 +463,21 @@ export async function reap(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * A `WebSocket` constructor that keeps every socket it makes, so that a test
+ * can cut the connection under a `remote()` transport.
+ *
+ * @returns The sockets made so far, and the constructor to pass as `WebSocket`.
+ */
+export function trackedWebSockets(): { sockets: WebSocket[]; WebSocket: WebSocketConstructor } {
+  const sockets: WebSocket[] = [];
+  class Tracked extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols);
+      sockets.push(this);
+    }
+  }
+  return { sockets, WebSocket: Tracked };
 }

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { DuplexSession } from "../../mod.ts";
-import { remote, type WebSocketConstructor } from "../../adapters/remote/mod.ts";
+import { remote } from "../../adapters/remote/mod.ts";
 import { serveRelay } from "../../adapters/relay/mod.ts";
-import { e2eTest, withSandbox } from "./_harness.ts";
+import { e2eTest, trackedWebSockets, withSandbox } from "./_harness.ts";
 
 const TOKEN = crypto.randomUUID();
 
@@ -21,19 +21,13 @@ e2eTest(
         cli: { binary: cli, env, clearEnv: true, hostSignal: "ignore" },
         policy: { models: ["sonnet", "haiku"] },
       });
-      const sockets: WebSocket[] = [];
-      class Tracked extends WebSocket {
-        constructor(url: string, protocols?: string | string[]) {
-          super(url, protocols);
-          sockets.push(this);
-        }
-      }
+      const { sockets, WebSocket: Tracked } = trackedWebSockets();
       await using session = await DuplexSession.start({
         transport: remote({
           url: relay.url,
           token: TOKEN,
           spawn: { model: "haiku", permissionMode: "default" },
-          WebSocket: Tracked as WebSocketConstructor,
+          WebSocket: Tracked,
           reconnect: { attempts: 5, initialDelayMs: 20, maxDelayMs: 200 },
         }),
         onPermission: () => ({ behavior: "defer" }),

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { DuplexSession } from "../../mod.ts";
-import { remote, type WebSocketConstructor } from "../../adapters/remote/mod.ts";
+import { remote } from "../../adapters/remote/mod.ts";
 import { serveRelay } from "../../adapters/relay/mod.ts";
-import { e2eTest, waitUntil, withSandbox } from "./_harness.ts";
+import { e2eTest, trackedWebSockets, waitUntil, withSandbox } from "./_harness.ts";
 
 const TOKEN = crypto.randomUUID();
 
@@ -23,18 +23,12 @@ e2eTest(
         graceMs: 300,
         policy: { exposePid: true },
       });
-      const sockets: WebSocket[] = [];
-      class Tracked extends WebSocket {
-        constructor(url: string, protocols?: string | string[]) {
-          super(url, protocols);
-          sockets.push(this);
-        }
-      }
+      const { sockets, WebSocket: Tracked } = trackedWebSockets();
       await using session = await DuplexSession.start({
         transport: remote({
           url: relay.url,
           token: TOKEN,
-          WebSocket: Tracked as WebSocketConstructor,
+          WebSocket: Tracked,
           // The first retry comes well after the relay's grace has ended.
           reconnect: { attempts: 3, initialDelayMs: 3000, maxDelayMs: 3000 },
         }),
