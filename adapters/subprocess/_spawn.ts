@@ -9,15 +9,14 @@
 
 import type { MirrorTarget } from "../../src/store/mirror_target.ts";
 import { childConfigDir, mirrorTargetOf } from "./_store_link.ts";
-import { DEFAULT_LOAD_TIMEOUT_MS, prepareStoreResume, type ResumeFolder } from "./_store_resume.ts";
-import { absolutePath } from "./history/_paths.ts";
+import { prepareStoreResume, type ResumeFolder } from "./_store_resume.ts";
 import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { DuplexError, excerptOf } from "../../src/errors.ts";
 import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
 import { MARKER_VARIABLE } from "./_marked_processes.ts";
 import { type PrivateFolder, writePrivateFiles } from "./_private_files.ts";
 import { planLaunch } from "./build_args.ts";
-import { STRIPPED_ENV, type SubprocessOptions } from "./subprocess_options.ts";
+import { cwdPath, STRIPPED_ENV, type SubprocessOptions } from "./subprocess_options.ts";
 
 /** A spawned CLI. */
 export interface Spawned {
@@ -88,16 +87,16 @@ export async function spawnCli(
   const program = await resolveBinary(lookup);
   if (options.cwd !== undefined) await checkCwd(options.cwd);
   signal?.throwIfAborted();
+  const cwd = cwdPath(options.cwd);
   let resumed: ResumeFolder | undefined;
   if (options.sessionStore && options.resume !== undefined) {
-    const configDir = childConfigDir(env);
     resumed = await prepareStoreResume({
       store: options.sessionStore,
       sessionId: options.resume,
-      cwd: options.cwd === undefined ? Deno.cwd() : pathOf(options.cwd),
+      cwd: cwd ?? Deno.cwd(),
       projectKey: options.projectKey,
-      configDir: configDir === undefined ? undefined : absolutePath(configDir),
-      loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS,
+      configDir: childConfigDir(env, cwd),
+      loadTimeoutMs: options.loadTimeoutMs,
       tempDir: options.tempDir,
     });
     if (resumed) env.CLAUDE_CONFIG_DIR = resumed.path;
@@ -141,13 +140,9 @@ export async function spawnCli(
     child: folder === undefined ? child : new ChildWithFiles(child, folder),
     description: describeCommand(program, args),
     initialize: plan.initialize,
-    mirror: mirrorTargetOf(options, childConfigDir(env), resumed),
+    mirror: mirrorTargetOf(options, childConfigDir(env, cwd), resumed),
     removePrivateFilesSync: () => folder?.removeSync(),
   };
-}
-
-function pathOf(cwd: string | URL): string {
-  return cwd instanceof URL ? decodeURIComponent(cwd.pathname) : cwd;
 }
 
 function removes(variables: SubprocessOptions["env"], name: string): boolean {

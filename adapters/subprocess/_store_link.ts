@@ -10,19 +10,25 @@ import type { MirrorTarget } from "../../src/store/mirror_target.ts";
 import { keyOfTranscriptPath } from "../../src/store/project_key.ts";
 import type { SessionStoreEntry } from "../../src/store/session_store.ts";
 import type { SubprocessOptions } from "./subprocess_options.ts";
+import { absolutePath } from "./history/_paths.ts";
 
 /**
- * The CLI's configuration folder for a child environment: `CLAUDE_CONFIG_DIR`,
- * else `$HOME/.claude`.
+ * The CLI's configuration folder for a child environment, as an absolute
+ * path: `CLAUDE_CONFIG_DIR`, else `$HOME/.claude`; a relative one is the
+ * child's, so it is resolved against the child's working directory.
  *
  * @param env The child's environment.
+ * @param cwd The child's working directory (default: the host's).
  * @returns The folder, or `undefined` when neither variable is set.
  */
-export function childConfigDir(env: Readonly<Record<string, string>>): string | undefined {
-  const custom = env.CLAUDE_CONFIG_DIR?.trim();
-  if (custom) return custom.replace(/\/+$/, "");
+export function childConfigDir(
+  env: Readonly<Record<string, string>>,
+  cwd: string | undefined,
+): string | undefined {
   const home = env.HOME?.trim();
-  return home ? `${home.replace(/\/+$/, "")}/.claude` : undefined;
+  const dir = env.CLAUDE_CONFIG_DIR?.trim() || (home ? `${home}/.claude` : undefined);
+  if (!dir) return undefined;
+  return absolutePath(dir.startsWith("/") ? dir : `${cwd ?? Deno.cwd()}/${dir}`);
 }
 
 /**
@@ -56,7 +62,7 @@ export async function readTranscriptEntries(filePath: string): Promise<SessionSt
  * The mirror target of a CLI started with `--session-mirror`.
  *
  * @param options The subprocess options (`sessionStore`, `projectKey`, `mirror`).
- * @param configDir The CLI's configuration folder as the child sees it.
+ * @param configDir The CLI's configuration folder as the child sees it ({@linkcode childConfigDir}).
  * @returns The target, or `undefined` without a store.
  */
 export function mirrorTargetOf(
@@ -68,7 +74,7 @@ export function mirrorTargetOf(
   if (!store) return undefined;
   const roots: string[] = [];
   if (configDir !== undefined) {
-    const root = absolute(configDir, options.cwd);
+    const root = configDir;
     roots.push(root);
     try {
       const real = Deno.realPathSync(root); // the CLI may name files by the resolved path
@@ -100,14 +106,4 @@ export function mirrorTargetOf(
       return undefined;
     },
   };
-}
-
-function absolute(path: string, cwd: string | URL | undefined): string {
-  if (path.startsWith("/")) return path;
-  const base = cwd === undefined
-    ? Deno.cwd()
-    : cwd instanceof URL
-    ? decodeURIComponent(cwd.pathname)
-    : cwd;
-  return `${base.replace(/\/+$/, "")}/${path}`;
 }

@@ -14,9 +14,6 @@ import { type MaterializedSession, materializeSession } from "./store/materializ
 import { absolutePath, projectFolderName } from "./history/_paths.ts";
 import { readTranscriptEntries } from "./_store_link.ts";
 
-/** The default bound of loading a session from the store. */
-export const DEFAULT_LOAD_TIMEOUT_MS = 60_000;
-
 /** Files of the user's configuration folder the resumed CLI needs (when present). */
 const COPIED = [".credentials.json", ".claude.json", "settings.json"];
 
@@ -38,7 +35,8 @@ export interface StoreResume {
   readonly projectKey: string | undefined;
   /** The CLI's configuration folder as it would be without the store. */
   readonly configDir: string | undefined;
-  readonly loadTimeoutMs: number;
+  /** Each store call's bound (`materializeSession`'s default when undefined). */
+  readonly loadTimeoutMs: number | undefined;
   readonly tempDir: string | undefined;
 }
 
@@ -71,9 +69,10 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
       written = await materializeSession(resume.store, key, {
         configDir: folder.path,
         dir: cwd,
-        loadTimeoutMs: resume.loadTimeoutMs,
+        ...(resume.loadTimeoutMs === undefined ? {} : { loadTimeoutMs: resume.loadTimeoutMs }),
       });
     } catch (error) {
+      // The id is a UUID and the folder fresh: invalid_argument means the store lacks the session.
       if (!isDuplexError(error, "invalid_argument")) throw error;
     }
     const local = resume.configDir === undefined ? [] : await readTranscriptEntries(
@@ -88,7 +87,8 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
           `${key.projectKey}) nor the CLI's folder holds it`,
       );
     }
-    if (covers(local, await readTranscriptEntries(written.file))) {
+    // Only a host that has the session itself needs the comparison (and the second read).
+    if (local.length > 0 && covers(local, await readTranscriptEntries(written.file))) {
       await folder.remove(); // the CLI's own folder holds all of it (and maybe more)
       return undefined;
     }
@@ -101,7 +101,6 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
 
 /* Whether the local transcript holds every stored entry that has a uuid. */
 function covers(local: readonly SessionStoreEntry[], stored: readonly SessionStoreEntry[]) {
-  if (local.length === 0) return false;
   const have = new Set(local.map((entry) => entry.uuid).filter((uuid) => uuid !== undefined));
   return stored.every((entry) => entry.uuid === undefined || have.has(entry.uuid));
 }

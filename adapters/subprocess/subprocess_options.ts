@@ -195,6 +195,16 @@ const WHAT = "Cannot use the subprocess options";
  * @throws {RangeError} For a duration out of range.
  * @throws {DuplexError} `invalid_argument` for another value that cannot be used.
  */
+/**
+ * A working directory option as a path (a `file:` URL decoded).
+ *
+ * @param cwd The `cwd` option.
+ * @returns The path, or `undefined` when none was given.
+ */
+export function cwdPath(cwd: string | URL | undefined): string | undefined {
+  return cwd instanceof URL ? decodeURIComponent(cwd.pathname) : cwd;
+}
+
 export function checkOptions(options: SubprocessOptions): Lifecycle {
   for (const name of ["pathToClaudeCodeExecutable", "binary", "tempDir"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "string") {
