@@ -13,7 +13,7 @@ import { DuplexSession } from "../../../src/session/duplex_session.ts";
 import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
 import type { PermissionRequest } from "../../../src/permissions/permission.ts";
 import type { TransportFactory } from "../../../src/transport/transport.ts";
-import type { SubprocessOptions } from "../subprocess_options.ts";
+import { cwdPath, type SubprocessOptions } from "../subprocess_options.ts";
 import type { PoolEvent, SpareKind, StartVia } from "./pool_events.ts";
 import {
   type ConversationOptions,
@@ -48,32 +48,27 @@ export class Launcher {
   readonly #process: SubprocessOptions;
   readonly #cwd: string | undefined;
   readonly #launch: (options: SubprocessOptions) => TransportFactory;
+  readonly #deps: LauncherDeps;
   #parkDir: Promise<string> | undefined;
 
   /**
    * @param options The pool's options.
    * @param settings The checked settings.
    * @param launch Makes a transport factory (`subprocess`).
-   * @param deps What the launcher needs from the pool (set once the pool has it).
+   * @param deps What the launcher needs from the pool.
    */
   constructor(
     options: SessionPoolOptions,
     settings: PoolSettings,
     launch: (options: SubprocessOptions) => TransportFactory,
-    deps: () => LauncherDeps,
+    deps: LauncherDeps,
   ) {
     this.#options = options;
     this.#settings = settings;
     this.#process = options.process ?? {};
-    const cwd = this.#process.cwd;
-    this.#cwd = cwd instanceof URL ? decodeURIComponent(cwd.pathname) : cwd;
+    this.#cwd = cwdPath(this.#process.cwd);
     this.#launch = launch;
-    this.#depsOf = deps;
-  }
-
-  readonly #depsOf: () => LauncherDeps;
-  get #deps(): LauncherDeps {
-    return this.#depsOf();
+    this.#deps = deps;
   }
 
   /**

@@ -141,13 +141,6 @@ export class SessionPool implements AsyncDisposable {
     this.#options = options;
     const launch = options.launch ?? subprocess;
     launch(options.process ?? {}); // checks the options now, spawns nothing
-    this.#launcher = new Launcher(options, this.#settings, launch, () => ({
-      shelf: this.#shelf,
-      stopping: this.#stopping.signal,
-      keyOf: (session) => this.#keys.get(session),
-      publish: (event) => this.#publish(event),
-      count: (counter) => this.#counts[counter]++,
-    }));
     this.#shelf = new SpareShelf(
       { warm: this.#settings.spares, parked: this.#settings.parkedSpares },
       this.#settings.prewarmConcurrency,
@@ -158,6 +151,13 @@ export class SessionPool implements AsyncDisposable {
         failed: () => this.#counts.spareFailures++,
       },
     );
+    this.#launcher = new Launcher(options, this.#settings, launch, {
+      shelf: this.#shelf,
+      stopping: this.#stopping.signal,
+      keyOf: (session) => this.#keys.get(session),
+      publish: (event) => this.#publish(event),
+      count: (counter) => this.#counts[counter]++,
+    });
     this.#shelf.fill();
   }
 
