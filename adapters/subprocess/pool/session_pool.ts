@@ -538,8 +538,8 @@ export class SessionPool implements AsyncDisposable {
 
   /*
    * Spares are not started during a new conversation's first turn (the CLI's
-   * heaviest: a spawn beside it on a small machine slows it by a quarter,
-   * bench row 8f), nor longer than FIRST_TURN_HOLD_MS.
+   * heaviest: a spawn beside it on 2 cores made it ~30 % slower, median of
+   * five runs of bench row 8f), nor longer than FIRST_TURN_HOLD_MS.
    */
   #holdPrewarm(session: DuplexSession): void {
     this.#firstTurns++;
