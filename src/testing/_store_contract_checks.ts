@@ -2,6 +2,8 @@
 /* The checks of the session store conformance suite, one function per
  * contract. Each gets `fresh()`, which opens a new, empty store. */
 
+import { sleep } from "../_deadline.ts";
+import { jsonEqual } from "../mcp/_json_schema.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../store/session_store.ts";
 
 /** Opens a new, empty store for one check. */
@@ -18,21 +20,9 @@ function e(fields: Record<string, unknown>): SessionStoreEntry {
   return { type: "x", ...fields };
 }
 
-/** Deep equality of JSON values; object key order is free. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
-  }
-  const left = Object.keys(a);
-  const right = new Set(Object.keys(b));
-  return left.length === right.size &&
-    left.every((k) =>
-      right.has(k) &&
-      jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])
-    );
+/** Test entries with these uuids, numbered `n: 1, 2, …` in order. */
+function numbered(...uuids: string[]): SessionStoreEntry[] {
+  return uuids.map((uuid, i) => e({ uuid, n: i + 1 }));
 }
 
 function show(value: unknown): string {
@@ -65,10 +55,6 @@ async function mtimeOf(store: SessionStore, key: SessionKey): Promise<number> {
   );
   if (!ref) throw new Error(`listSessions(${show(key.projectKey)}) lacks ${show(key.sessionId)}`);
   return ref.mtime;
-}
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Every kind of JSON value an entry may hold, in an order a store may change. */
@@ -106,16 +92,7 @@ export const checkOrder: StoreCheck = async (fresh) => {
   await store.append(KEY, [e({ uuid: "z", n: 1 })]);
   await store.append(KEY, [e({ uuid: "a", n: 2 }), e({ uuid: "m", n: 3 })]);
   await store.append(KEY, [e({ uuid: "b", n: 4 })]);
-  same(
-    await store.load(KEY),
-    [
-      e({ uuid: "z", n: 1 }),
-      e({ uuid: "a", n: 2 }),
-      e({ uuid: "m", n: 3 }),
-      e({ uuid: "b", n: 4 }),
-    ],
-    "three appends, loaded",
-  );
+  same(await store.load(KEY), numbered("z", "a", "m", "b"), "three appends, loaded");
 };
 
 export const checkEmptyAppend: StoreCheck = async (fresh) => {
@@ -131,16 +108,7 @@ export const checkUuidDedup: StoreCheck = async (fresh) => {
   await store.append(KEY, [e({ uuid: "b", n: 2 }), e({ uuid: "c", n: 3 })]);
   await store.append(KEY, [e({ uuid: "a", n: 1 })]);
   await store.append(KEY, [e({ uuid: "d", n: 4 }), e({ uuid: "d", n: 4 })]);
-  same(
-    await store.load(KEY),
-    [
-      e({ uuid: "a", n: 1 }),
-      e({ uuid: "b", n: 2 }),
-      e({ uuid: "c", n: 3 }),
-      e({ uuid: "d", n: 4 }),
-    ],
-    "replayed entries, stored once each",
-  );
+  same(await store.load(KEY), numbered("a", "b", "c", "d"), "replayed entries, stored once each");
   await store.append(SUB, [e({ uuid: "a", n: 1 })]);
   same(await store.load(SUB), [e({ uuid: "a", n: 1 })], "the same uuid under another key");
   const retries = Array.from({ length: 10 }, () => store.append(KEY, [e({ uuid: "r", n: 5 })]));
@@ -258,11 +226,11 @@ export const checkMtime: StoreCheck = async (fresh) => {
   const one = { projectKey: "proj", sessionId: "one" };
   const two = { projectKey: "proj", sessionId: "two" };
   await store.append(one, [e({ n: 1 })]);
-  await pause(5);
+  await sleep(5);
   await store.append(two, [e({ n: 1 })]);
   const [first, second] = [await mtimeOf(store, one), await mtimeOf(store, two)];
   ok(second > first, `a later append has a later mtime: ${first} then ${second}`);
-  await pause(5);
+  await sleep(5);
   await store.append(one, [e({ n: 2 })]);
   const again = await mtimeOf(store, one);
   ok(again > second, `appending again moves mtime forward: ${second} then ${again}`);
