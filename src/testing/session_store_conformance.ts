@@ -48,7 +48,7 @@
  * @module
  */
 
-import { checkMs, deadline } from "../_deadline.ts";
+import { abortable, checkMs, deadline } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { SessionStore } from "../store/session_store.ts";
 import * as checks from "./_store_contract_checks.ts";
@@ -140,6 +140,12 @@ export interface StoreConformanceOptions {
 
 const CANNOT_RUN = "Cannot run the session store conformance suite";
 
+/* Disposes a store that has `[Symbol.asyncDispose]`. */
+async function dispose(store: SessionStore): Promise<void> {
+  const dispose = (store as Partial<AsyncDisposable>)[Symbol.asyncDispose];
+  if (typeof dispose === "function") await dispose.call(store);
+}
+
 async function runCheck(
   makeStore: () => SessionStore | Promise<SessionStore>,
   check: checks.StoreCheck,
@@ -155,17 +161,10 @@ async function runCheck(
     opened.push(store);
     return store;
   };
-  const aborted = new Promise<never>((_, reject) => {
-    limit.signal.addEventListener("abort", () => reject(limit.signal.reason), { once: true });
-  });
-  aborted.catch(() => {});
   try {
-    await Promise.race([check(fresh), aborted]);
+    await abortable(check(fresh), limit.signal);
   } finally {
-    for (const store of opened) {
-      const dispose = (store as Partial<AsyncDisposable>)[Symbol.asyncDispose];
-      if (typeof dispose === "function") await dispose.call(store);
-    }
+    for (const store of opened) await dispose(store);
   }
 }
 
@@ -237,8 +236,7 @@ export async function sessionStoreConformance(
     delete: has("delete"),
     listSubkeys: has("listSubkeys"),
   };
-  const dispose = (probe as Partial<AsyncDisposable>)[Symbol.asyncDispose];
-  if (typeof dispose === "function") await dispose.call(probe);
+  await dispose(probe);
   for (const id of STORE_CONTRACTS) {
     const { title, needs, check } = CONTRACTS[id];
     if (skip.has(id) || (needs !== undefined && !methods[needs])) continue;
