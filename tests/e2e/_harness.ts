@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console
 /**
  * Helpers of the end-to-end tests, which run the real `claude` CLI offline
  * against {@linkcode startFakeApi}.
@@ -18,6 +17,7 @@ import type { TransportFactory } from "../../mod.ts";
 import { subprocess, type SubprocessOptions } from "../../adapters/subprocess/mod.ts";
 import { type FakeApi, type FakeApiOptions, startFakeApi } from "./fake_api.ts";
 import type { WebSocketConstructor } from "../../adapters/remote/mod.ts";
+import { unavailableTest } from "../_unavailable.ts";
 
 /**
  * Where the installer puts the CLI: `.cache/claude-cli/` of the project, or
@@ -182,10 +182,39 @@ let unavailableRegistered = false;
 const SCENARIO_LIMIT_MS = 90_000;
 
 /**
+ * Awaits `run`, or fails after `limitMs` (a scenario must not hang the suite).
+ *
+ * @param name The test, for the error.
+ * @param run The scenario, already started.
+ * @param limitMs How long it may take.
+ * @returns Once `run` resolved.
+ * @throws {Error} When `run` rejects, or takes longer than `limitMs`.
+ */
+export async function withinLimit(
+  name: string,
+  run: Promise<void>,
+  limitMs = SCENARIO_LIMIT_MS,
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`Cannot finish ${name}: over ${limitMs} ms`)),
+      limitMs,
+    );
+  });
+  try {
+    await Promise.race([run, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Registers an end-to-end test that runs the real CLI.
  *
  * When the CLI is unavailable, registers (once per module) a single test
- * reported as ignored with the reason, or, with `CI=true`, a failing one.
+ * reported as ignored with the reason, or, with `CI=true`, a failing one
+ * ({@linkcode unavailableTest}).
  *
  * @param name The test name.
  * @param fn The test; it receives the CLI path.
@@ -196,37 +225,12 @@ export function e2eTest(
 ): void {
   const cli = cliPath();
   if (cli.available) {
-    Deno.test({
-      name,
-      async fn(t) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const limit = new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`Cannot finish ${name}: over ${SCENARIO_LIMIT_MS} ms`)),
-            SCENARIO_LIMIT_MS,
-          );
-        });
-        try {
-          await Promise.race([fn(t, cli.path), limit]);
-        } finally {
-          clearTimeout(timer);
-        }
-      },
-    });
+    Deno.test(name, (t) => withinLimit(name, fn(t, cli.path)));
     return;
   }
   if (unavailableRegistered) return;
   unavailableRegistered = true;
-  const ci = Deno.env.get("CI") === "true";
-  const label = `e2e: the real claude CLI is unavailable (${cli.reason})`;
-  console.error(`\n!!! ${label}: the e2e tests ${ci ? "FAIL (CI=true)" : "are IGNORED"} !!!\n`);
-  Deno.test({
-    name: ci ? label : `${label}: IGNORED`,
-    ignore: !ci,
-    fn() {
-      throw new Error(`Cannot run the e2e tests: ${cli.reason}; CI must run them`);
-    },
-  });
+  unavailableTest("the e2e tests", `the real claude CLI is unavailable: ${cli.reason}`);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console
 /**
  * `deno task demo` in a real terminal: the chat runs in a detached tmux
  * session (fixed size, private server), typed at with `send-keys` and read
@@ -17,6 +16,7 @@
 import assert from "node:assert/strict";
 import { e2eTest, exists, processAlive, type Sandbox, withSandbox } from "./_harness.ts";
 import { after, Terminal, tmuxAvailable } from "./_terminal.ts";
+import { unavailableStep } from "../_unavailable.ts";
 
 const root = new URL("../../", import.meta.url);
 const SLOW = "[[slow]] one two three four five six seven eight nine ten eleven twelve " +
@@ -42,10 +42,7 @@ async function demoArgv(): Promise<string[]> {
 async function needTmux(t: Deno.TestContext): Promise<boolean> {
   const missing = await tmuxAvailable();
   if (missing === undefined) return true;
-  const ci = Deno.env.get("CI") === "true";
-  console.error(`\n!!! demo in tmux ${ci ? "FAILS" : "SKIPPED"}: ${missing} !!!\n`);
-  if (ci) throw new Error(`Cannot run the demo in tmux: ${missing}`);
-  await t.step({ name: `IGNORED: ${missing}`, ignore: true, fn() {} });
+  await unavailableStep(t, "the demo in tmux", missing);
   return false;
 }
 

@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console -- a skipped check says why
 /**
  * Session history against the real `claude` 2.1.332 and the files it writes:
  * turns run through `DuplexSession` (fake Messages API), then the history
@@ -35,6 +34,8 @@ import {
   withSandbox,
 } from "./_harness.ts";
 import type { FakeApi } from "./fake_api.ts";
+import { tmuxAvailable } from "./_terminal.ts";
+import { unavailableStep } from "../_unavailable.ts";
 import { texts } from "../adapters/subprocess/_history_fixtures.ts";
 
 const TURN = { timeoutMs: 30_000 } as const;
@@ -233,14 +234,8 @@ e2eTest(
 e2eTest(
   "history: the CLI's own --resume picker shows a renamed title and the tag",
   async (t, cli) => {
-    const tmux = await tmuxStatus();
-    if (!tmux.available) {
-      const ci = Deno.env.get("CI") === "true";
-      console.error(`!!! history picker check ${ci ? "FAILS" : "SKIPPED"}: ${tmux.reason} !!!`);
-      if (ci) throw new Error(`Cannot run the picker check: ${tmux.reason}`);
-      await t.step({ name: `IGNORED: ${tmux.reason}`, ignore: true, fn() {} });
-      return;
-    }
+    const missing = await tmuxAvailable();
+    if (missing !== undefined) return await unavailableStep(t, "the picker check", missing);
     await withSandbox(async (box) => {
       const where = { configDir: `${box.home}/.claude`, dir: box.work };
       await runInteractiveTurn(cli, box, "hello from a person", where.configDir);
@@ -271,18 +266,6 @@ e2eTest(
 
 // ---------------------------------------------------------------------------
 // The CLI's terminal interface, driven through tmux (a private server per call)
-
-/** Whether tmux can be run here. */
-async function tmuxStatus(): Promise<{ available: true } | { available: false; reason: string }> {
-  try {
-    const out = await new Deno.Command("tmux", { args: ["-V"], stdout: "null", stderr: "null" })
-      .output();
-    return out.success ? { available: true } : { available: false, reason: "tmux -V failed" };
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-    return { available: false, reason: "tmux is not installed (apt-get install -y tmux)" };
-  }
-}
 
 /** One tmux server on a socket of the sandbox, running one command in a 160x45 pane. */
 class Pane implements AsyncDisposable {

@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console
 /**
  * examples/web_approvals in a real browser: the app runs as its own process
  * (against the stand-in, and against the real CLI offline), headless
@@ -13,7 +12,8 @@ import assert from "node:assert/strict";
 import { Cdp } from "./runtimes/_cdp.ts";
 import { Child, processesWith } from "./runtimes/_processes.ts";
 import { projectPath, runtimeStatus, runtimeTest, tempDir } from "./runtimes/_runtimes.ts";
-import { exists, processAlive, waitUntil, withSandbox } from "./_harness.ts";
+import { exists, processAlive, waitUntil, withinLimit, withSandbox } from "./_harness.ts";
+import { unavailableTest } from "../_unavailable.ts";
 import { api, type App, checkDefences, startApp } from "./_web_approvals_app.ts";
 import { Tab } from "./_web_tab.ts";
 
@@ -193,34 +193,8 @@ async function scenario(t: Deno.TestContext, chromium: string, app: App, script:
 /** Like `runtimeTest` without the CLI: skips loudly without Chromium, fails on CI. */
 function chromiumTest(name: string, fn: (t: Deno.TestContext, chromium: string) => Promise<void>) {
   const status = runtimeStatus("chromium");
-  if (!status.available) {
-    const ci = Deno.env.get("CI") === "true";
-    console.error(`\n!!! ${name}: ${ci ? "FAILS (CI=true)" : "IGNORED"}: ${status.reason} !!!\n`);
-    Deno.test({
-      name: ci ? `${name} (unavailable: ${status.reason})` : `${name}: IGNORED (${status.reason})`,
-      ignore: !ci,
-      fn() {
-        throw new Error(`Cannot run ${name}: chromium: ${status.reason}; CI must run it`);
-      },
-    });
-    return;
-  }
-  Deno.test(name, (t) => bounded(name, fn(t, status.path)));
-}
-
-async function bounded(name: string, run: Promise<void>): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`Cannot finish ${name}: over ${LIMIT_MS} ms`)),
-      LIMIT_MS,
-    );
-  });
-  try {
-    await Promise.race([run, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
+  if (!status.available) unavailableTest(name, `chromium: ${status.reason}`);
+  else Deno.test(name, (t) => withinLimit(name, fn(t, status.path), LIMIT_MS));
 }
 
 chromiumTest("web approvals: the page drives the stand-in in headless Chromium", async (t, bin) => {

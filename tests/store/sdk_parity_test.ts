@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console -- a skipped check says why
 /**
  * Our store pieces against the official SDK 0.3.332's own (installed by
  * `deno run -P=install tests/bench/install_sdk.ts` into `.cache/bench-sdk`):
@@ -17,6 +16,7 @@
  */
 
 import assert from "node:assert/strict";
+import { unavailableTest } from "../_unavailable.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 const SDK = `${ROOT}/.cache/bench-sdk/node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs`;
@@ -30,21 +30,15 @@ function installed(): boolean {
   }
 }
 
-const ci = Deno.env.get("CI") === "true";
-const available = installed();
-if (!available) {
-  console.error(
-    `\n!!! the official SDK is not installed (${SDK}); the SDK parity test ${
-      ci ? "FAILS (CI=true)" : "is IGNORED"
-    }: run deno run -P=install tests/bench/install_sdk.ts !!!\n`,
-  );
-}
+const NAME = "store pieces equal the official SDK's (conformance, projectKeyOf, import)";
 
-Deno.test({
-  name: "store pieces equal the official SDK's (conformance, projectKeyOf, import)",
-  ignore: !available && !ci,
-  async fn() {
-    assert.ok(available, `Cannot compare with the SDK: ${SDK} is missing; CI must install it`);
+if (!installed()) {
+  unavailableTest(
+    NAME,
+    `the official SDK is not installed (${SDK}): run deno run -P=install tests/bench/install_sdk.ts`,
+  );
+} else {
+  Deno.test(NAME, async () => {
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "test",
@@ -66,5 +60,5 @@ Deno.test({
     const output = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
     assert.equal(code, 0, output);
     assert.match(output, /ok \| 4 passed \(\d+ steps\) \| 0 failed/, output);
-  },
-});
+  });
+}

@@ -17,6 +17,8 @@
  * @module
  */
 
+import { unavailableTest } from "../_unavailable.ts";
+
 /** Whether PostgreSQL can be run here, and where its binaries are. */
 export type PostgresStatus =
   | { readonly available: true; readonly bin: string; readonly version: string }
@@ -304,13 +306,5 @@ export function postgresTest(
     });
     return;
   }
-  const ci = Deno.env.get("CI") === "true";
-  console.error(`\n!!! ${name}: ${ci ? "FAILS (CI=true)" : "IGNORED"}: ${status.reason} !!!\n`);
-  Deno.test({
-    name: ci ? `${name} (unavailable: ${status.reason})` : `${name}: IGNORED (${status.reason})`,
-    ignore: !ci,
-    fn() {
-      throw new Error(`Cannot run ${name}: ${status.reason}; CI must run it`);
-    },
-  });
+  unavailableTest(name, status.reason);
 }

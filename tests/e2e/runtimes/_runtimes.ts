@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console
 /**
  * Helpers of the "where it runs" tests: which runtimes `.ci/install_runtimes.ts`
  * found, a test registration that skips loudly (or fails on CI) when one is
@@ -11,6 +10,7 @@ import { type RelayPolicy, type RelayServer, serveRelay } from "../../../adapter
 import { e2eTest, type Sandbox, withSandbox } from "../_harness.ts";
 import type { FakeApiOptions } from "../fake_api.ts";
 import { Child } from "./_processes.ts";
+import { unavailableTest } from "../../_unavailable.ts";
 
 /** The project root. */
 export const ROOT: URL = new URL("../../../", import.meta.url);
@@ -75,16 +75,7 @@ export function runtimeTest(
     e2eTest(name, (t, cli) => fn(t, cli, bin));
     return;
   }
-  const ci = Deno.env.get("CI") === "true";
-  const reason = missing.join("; ");
-  console.error(`\n!!! ${name}: ${ci ? "FAILS (CI=true)" : "IGNORED"}: ${reason} !!!\n`);
-  Deno.test({
-    name: ci ? `${name} (unavailable: ${reason})` : `${name}: IGNORED (${reason})`,
-    ignore: !ci,
-    fn() {
-      throw new Error(`Cannot run ${name}: ${reason}; CI must run it`);
-    },
-  });
+  unavailableTest(name, missing.join("; "));
 }
 
 /** What {@linkcode withRelay} gives a scenario. */
