@@ -8,7 +8,7 @@
 
 import type { MirrorTarget } from "../../src/store/mirror_target.ts";
 import { keyOfTranscriptPath } from "../../src/store/project_key.ts";
-import type { SessionStoreEntry } from "../../src/store/session_store.ts";
+import { isSessionStoreEntry, type SessionStoreEntry } from "../../src/store/session_store.ts";
 import type { SubprocessOptions } from "./subprocess_options.ts";
 import { absolutePath } from "./history/_paths.ts";
 
@@ -45,12 +45,7 @@ export async function readTranscriptEntries(filePath: string): Promise<SessionSt
     if (line.trim() === "") continue;
     try {
       const value: unknown = JSON.parse(line);
-      if (
-        typeof value === "object" && value !== null && !Array.isArray(value) &&
-        typeof (value as { type?: unknown }).type === "string"
-      ) {
-        entries.push(value as SessionStoreEntry);
-      }
+      if (isSessionStoreEntry(value)) entries.push(value);
     } catch {
       // A torn line (the CLI was killed mid-write): the next catch-up reads it whole.
     }

@@ -9,6 +9,7 @@ import { checkMs } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import type { CliOptions } from "./cli_options.ts";
 import type { MirrorOptions } from "../../src/store/mirror_target.ts";
+import { checkMirrorOptions } from "../../src/session/_mirror.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
 
 /**
@@ -226,6 +227,7 @@ export function checkOptions(options: SubprocessOptions): Lifecycle {
   ) {
     throw new TypeError(`${WHAT}: cwd must be a string or a URL`);
   }
+  if (options.mirror !== undefined) checkMirrorOptions(options.mirror);
   for (const name of ["env", "extraEnv"] as const) {
     const variables = options[name];
     if (variables === undefined) continue;

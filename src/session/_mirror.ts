@@ -9,21 +9,18 @@
  * @module
  */
 
-import { abortable, deadline, sleep } from "../_deadline.ts";
+import { abortable, checkMs, deadline, sleep } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { TranscriptMirrorFrame } from "../protocol/status_frames.ts";
-import type { MirrorEvent, MirrorTarget } from "../store/mirror_target.ts";
-import type { SessionKey, SessionStoreEntry } from "../store/session_store.ts";
+import type { MirrorEvent, MirrorOptions, MirrorTarget } from "../store/mirror_target.ts";
+import {
+  isSessionStoreEntry,
+  type SessionKey,
+  type SessionStoreEntry,
+} from "../store/session_store.ts";
 
-const DEFAULTS = {
-  maxBatchEntries: 500,
-  maxBatchBytes: 1024 * 1024,
-  flushMs: 100,
-  attempts: 3,
-  appendTimeoutMs: 60_000,
-  catchUpDelayMs: 1000,
-  closeFlushMs: 10_000,
-};
+/** The checked mirror options. */
+type MirrorSettings = Required<MirrorOptions>;
 const MAX_CATCH_UP_DELAY_MS = 60_000;
 /** Identities remembered after a catch-up, to trim frames that repeat what it appended. */
 const RECENT = 1000;
@@ -50,16 +47,41 @@ function identity(entry: SessionStoreEntry): string {
   return typeof entry.uuid === "string" ? `u:${entry.uuid}` : `j:${JSON.stringify(entry)}`;
 }
 
-function isEntry(value: unknown): value is SessionStoreEntry {
-  return typeof value === "object" && value !== null && !Array.isArray(value) &&
-    typeof (value as { type?: unknown }).type === "string";
+/**
+ * Checks mirror options and applies their defaults.
+ *
+ * @param options The options as given.
+ * @returns The settings.
+ * @throws {RangeError} For a count below 1 or a duration out of range.
+ */
+export function checkMirrorOptions(options: MirrorOptions = {}): MirrorSettings {
+  const what = "Cannot mirror the transcript";
+  const count = (name: keyof MirrorOptions, fallback: number): number => {
+    const value = options[name];
+    if (value === undefined) return fallback;
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new RangeError(`${what}: ${name} must be a positive integer, got ${value}`);
+    }
+    return value;
+  };
+  const ms = (name: keyof MirrorOptions, fallback: number): number =>
+    options[name] === undefined ? fallback : checkMs(options[name], `${what}: ${name}`);
+  return {
+    maxBatchEntries: count("maxBatchEntries", 500),
+    maxBatchBytes: count("maxBatchBytes", 1024 * 1024),
+    flushMs: ms("flushMs", 100),
+    attempts: count("attempts", 3),
+    appendTimeoutMs: ms("appendTimeoutMs", 60_000),
+    catchUpDelayMs: ms("catchUpDelayMs", 1000),
+    closeFlushMs: ms("closeFlushMs", 10_000),
+  };
 }
 
 /** Mirrors one session's transcripts to a store. */
 export class TranscriptMirror {
   readonly #target: MirrorTarget;
   readonly #publish: (event: MirrorEvent) => void;
-  readonly #settings: typeof DEFAULTS;
+  readonly #settings: MirrorSettings;
   readonly #transcripts = new Map<string, Transcript>();
   #closed = false;
 
@@ -70,13 +92,13 @@ export class TranscriptMirror {
   constructor(target: MirrorTarget, publish: (event: MirrorEvent) => void) {
     this.#target = target;
     this.#publish = publish;
-    this.#settings = { ...DEFAULTS, ...definedOnly(target.options ?? {}) };
+    this.#settings = checkMirrorOptions(target.options);
   }
 
   /** Takes one `transcript_mirror` frame. */
   take(frame: TranscriptMirrorFrame): void {
     const key = this.#target.keyOf(frame.filePath);
-    const entries = frame.entries.filter(isEntry);
+    const entries = frame.entries.filter(isSessionStoreEntry);
     if (!key || entries.length < frame.entries.length) {
       this.#publish({
         type: "mirror",
@@ -283,10 +305,4 @@ export class TranscriptMirror {
       this.#scheduleCatchUp(transcript);
     }
   }
-}
-
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<
-    T
-  >;
 }

@@ -45,6 +45,18 @@ export interface SessionStoreEntry {
   readonly [key: string]: unknown;
 }
 
+/**
+ * Tells whether a value is a transcript entry: a JSON object with a string
+ * `type` (what a store keeps, and what a transcript line must be).
+ *
+ * @param value A parsed line.
+ * @returns True for an entry.
+ */
+export function isSessionStoreEntry(value: unknown): value is SessionStoreEntry {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    typeof (value as { type?: unknown }).type === "string";
+}
+
 /** A session of a project, as `listSessions` returns it. */
 export interface StoredSessionRef {
   /** The session id. */

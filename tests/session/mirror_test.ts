@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { TranscriptMirror } from "../../src/session/_mirror.ts";
+import { checkMirrorOptions, TranscriptMirror } from "../../src/session/_mirror.ts";
+import { subprocess } from "../../adapters/subprocess/mod.ts";
 import type { MirrorEvent, MirrorTarget } from "../../src/store/mirror_target.ts";
 import type { SessionKey, SessionStoreEntry } from "../../src/store/session_store.ts";
 import { DuplexSession } from "../../mod.ts";
@@ -196,4 +197,19 @@ Deno.test("a session with a mirror: frames go to the store, never to subscribers
   for await (const event of sub) types.push(event.type);
   assert.ok(!types.includes("transcript_mirror"), types.join(","));
   assert.deepEqual(store.rows, [entry(1)]);
+});
+
+Deno.test("mirror options are checked when the transport is made", () => {
+  assert.equal(checkMirrorOptions().maxBatchEntries, 500);
+  assert.equal(checkMirrorOptions({ flushMs: Infinity }).flushMs, Infinity);
+  for (
+    const bad of [{ attempts: 0 }, { maxBatchEntries: 1.5 }, { flushMs: -1 }, { closeFlushMs: 0 }]
+  ) {
+    assert.throws(() => checkMirrorOptions(bad), RangeError, JSON.stringify(bad));
+    assert.throws(
+      () => subprocess({ sessionStore: new FlakyStore(), mirror: bad }),
+      RangeError,
+      JSON.stringify(bad),
+    );
+  }
 });
