@@ -15,7 +15,7 @@
 
 import { type DecodeDiagnostic, FrameDecoder } from "../../../src/codec/frame_decoder.ts";
 import { DuplexError } from "../../../src/errors.ts";
-import type { SerializedEntry } from "../../../src/store/_store_checks.ts";
+import { newEntries, type SerializedEntry } from "../../../src/store/_store_checks.ts";
 import type { SessionStoreEntry } from "../../../src/store/session_store.ts";
 
 const CHUNK = 65_536;
@@ -163,12 +163,13 @@ async function lockWithin(file: Deno.FsFile, path: string, ms: number): Promise<
   }
 }
 
-async function sameFile(path: string, file: Deno.FsFile): Promise<boolean> {
+/* The open file's info, or `undefined` when the path no longer names it. */
+async function ifSameFile(path: string, file: Deno.FsFile): Promise<Deno.FileInfo | undefined> {
   try {
     const [named, open] = [await Deno.stat(path), await file.stat()];
-    return named.ino === open.ino && named.dev === open.dev;
+    return named.ino === open.ino && named.dev === open.dev ? open : undefined;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;
   }
 }
@@ -188,7 +189,8 @@ async function indexFor(
       tail.length === base.tail.length && tail.every((byte, i) => byte === base!.tail[i]);
     if (!same) base = undefined;
   }
-  const uuids = new Set(base?.uuids ?? []);
+  // Extended in place: a failed append drops the index (DirectorySessionStore.append).
+  const uuids = base?.uuids ?? new Set<string>();
   const { committed, torn } = await scan(file, base?.size ?? 0, (entry) => {
     if (typeof entry.uuid === "string") uuids.add(entry.uuid);
   }, { maxLineBytes: append.maxLineBytes, onSkip: append.onSkip });
@@ -210,38 +212,34 @@ export async function appendLocked(append: LockedAppend): Promise<UuidIndex> {
     try {
       await lockWithin(file, path, append.lockTimeoutMs);
       locked = true;
-      if (!(await sameFile(path, file))) {
+      const info = await ifSameFile(path, file);
+      if (!info) {
         if (attempt < 10) continue; // deleted or replaced while we waited: open it again
         throw new DuplexError(
           "invalid_argument",
           `Cannot append to the store: ${path} keeps changing`,
         );
       }
-      const info = await file.stat();
       if (info.size === 0) await append.onCreate();
       const { committed, uuids } = await indexFor(file, info, append.index, append);
-      const seen = new Set<string>();
-      const lines = append.batch.filter((entry) => {
-        if (entry.uuid === undefined) return true;
-        if (uuids.has(entry.uuid) || seen.has(entry.uuid)) return false;
-        seen.add(entry.uuid);
-        return true;
-      }).map((entry) => entry.json);
+      const lines = newEntries(append.batch, uuids).map((entry) => entry.json);
       let size = committed;
+      let written = new Uint8Array();
       if (lines.length > 0) {
-        const bytes = new TextEncoder().encode(`${lines.join("\n")}\n`);
-        for (let written = 0; written < bytes.length;) {
-          written += await file.write(bytes.subarray(written));
+        written = new TextEncoder().encode(`${lines.join("\n")}\n`);
+        for (let done = 0; done < written.length;) {
+          done += await file.write(written.subarray(done));
         }
         if (append.sync) await file.sync();
-        size += bytes.length;
+        size += written.length;
         const previous = Math.floor(info.mtime?.getTime() ?? 0);
         const now = Math.floor(append.clock());
         const mtime = info.size > 0 && !(now > previous) ? previous + 1 : now;
         await file.utime(new Date(), new Date(mtime));
-        for (const uuid of seen) uuids.add(uuid);
       }
-      const tail = await readAt(file, Math.max(0, size - TAIL), Math.min(size, TAIL));
+      const tail = written.length >= TAIL
+        ? written.slice(-TAIL)
+        : await readAt(file, Math.max(0, size - TAIL), Math.min(size, TAIL));
       return { ino: info.ino, size, tail, uuids };
     } finally {
       if (locked) file.close();
