@@ -118,8 +118,9 @@ export function readClaim(reply: ClaimSessionResponse): ClaimResult {
  */
 export function claimFailure(error: unknown): unknown {
   if (!isDuplexError(error, "control_failed")) return error;
-  // The CLI's message starts with its reason token: `cwd_not_found: the claim cwd …`.
-  const reason = /answered "([a-z_]+)(?::|")/.exec(error.message)?.[1] ?? error.errorCode ??
+  // 2.1.332 sends the reason token as error_code; older builds only begin the message with it
+  // (`cwd_not_found: the claim cwd …`), which the control channel quotes.
+  const reason = error.errorCode ?? /answered "([a-z_]+)(?::|")/.exec(error.message)?.[1] ??
     "refused";
   return new DuplexError("claim_refused", `The spare refused the claim: ${error.message}`, {
     cause: error,
