@@ -12,6 +12,7 @@ import type {
   SessionStoreEntry,
   StoredSessionRef,
 } from "../../src/store/session_store.ts";
+import { KeyQueue } from "../../src/store/_key_queue.ts";
 import type { PostgresClient } from "./postgres_client.ts";
 import { type TableNames, tableNames } from "./_names.ts";
 import { bounded, type Operation } from "./_bounded.ts";
@@ -96,7 +97,7 @@ export class PostgresSessionStore implements SessionStore {
   readonly #createSchema: boolean;
   readonly #timeoutMs: number;
   #schema: Promise<void> | undefined;
-  readonly #appends = new Map<string, Promise<void>>();
+  readonly #appends = new KeyQueue();
 
   /**
    * Checks the options; connects nothing until the first call.
@@ -162,18 +163,11 @@ export class PostgresSessionStore implements SessionStore {
     const batch = encodeBatch(op.action, entries);
     if (batch === undefined) return;
     // Appends to one key run one after the other, in call order (a pool would reorder them).
-    const id = JSON.stringify(params);
-    const mine = (this.#appends.get(id) ?? Promise.resolve()).then(async () => {
+    await this.#appends.run(JSON.stringify(params), async () => {
       await this.#ready(op);
       const statement = q.appendStatement(this.#names);
       await bounded(op, () => this.#sql.unsafe(statement, [...params, batch]));
     });
-    const tail = mine.then(() => {}, () => {});
-    this.#appends.set(id, tail);
-    tail.then(() => {
-      if (this.#appends.get(id) === tail) this.#appends.delete(id);
-    });
-    await mine;
   }
 
   /**

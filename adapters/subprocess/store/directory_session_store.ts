@@ -6,6 +6,7 @@
  */
 
 import { checkMs } from "../../../src/_deadline.ts";
+import { KeyQueue } from "../../../src/store/_key_queue.ts";
 import { checkKey, checkProjectKey, serializeEntries } from "../../../src/store/_store_checks.ts";
 import type {
   SessionKey,
@@ -122,7 +123,8 @@ export class DirectorySessionStore implements SessionStore {
   readonly #cacheKeys: number;
   readonly #onSkip: ((skip: DirectoryStoreSkip) => void) | undefined;
   readonly #indexes = new Map<string, UuidIndex>();
-  readonly #queues = new Map<string, Promise<unknown>>();
+  /* Operations on one file by this object run in call order. */
+  readonly #queue = new KeyQueue();
   #skipped = 0;
 
   /**
@@ -171,18 +173,6 @@ export class DirectorySessionStore implements SessionStore {
     };
   }
 
-  /** Runs `fn` after every earlier operation on `path` by this object. */
-  #serial<T>(path: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.#queues.get(path) ?? Promise.resolve();
-    const next = previous.then(fn, fn);
-    const settled = next.catch(() => {});
-    this.#queues.set(path, settled);
-    settled.then(() => {
-      if (this.#queues.get(path) === settled) this.#queues.delete(path);
-    });
-    return next;
-  }
-
   /**
    * Appends a batch: entries whose uuid the file already holds are skipped,
    * the others are written in one write, in order.
@@ -200,7 +190,7 @@ export class DirectorySessionStore implements SessionStore {
     const batch = serializeEntries(entries, action);
     if (batch.length === 0) return;
     const paths = await keyPaths(this.#root, key);
-    await this.#serial(paths.file, async () => {
+    await this.#queue.run(paths.file, async () => {
       try {
         await Deno.mkdir(paths.dir, { recursive: true, mode: 0o700 });
         const index = await appendLocked({
@@ -327,7 +317,7 @@ export class DirectorySessionStore implements SessionStore {
     const action = "delete from the store";
     checkKey(key, action);
     const paths = await keyPaths(this.#root, key);
-    await this.#serial(paths.file, async () => {
+    await this.#queue.run(paths.file, async () => {
       // The file, its sidecar (if its name is a hash), and a main key's subkeys.
       const doomed = [paths.file, paths.file.replace(/\.jsonl$/, ".name")];
       if (paths.subkeysDir) doomed.push(paths.subkeysDir);
