@@ -9,8 +9,7 @@
  * saves the screenshot the README shows (docs/web_approvals.png).
  */
 import assert from "node:assert/strict";
-import { Cdp } from "./runtimes/_cdp.ts";
-import { Child, processesWith } from "./runtimes/_processes.ts";
+import { Chromium } from "./runtimes/_chromium.ts";
 import { projectPath, runtimeStatus, runtimeTest, tempDir } from "./runtimes/_runtimes.ts";
 import { exists, processAlive, waitUntil, withinLimit, withSandbox } from "./_harness.ts";
 import { unavailableTest } from "../_unavailable.ts";
@@ -61,32 +60,8 @@ async function cardText(tab: Tab, id: string): Promise<string> {
 
 async function scenario(t: Deno.TestContext, chromium: string, app: App, script: Script) {
   await using dir = await tempDir("duplex-web-approvals-");
-  const profile = `${dir.path}/profile`;
-  await using browser = await Child.spawn(chromium, {
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--hide-scrollbars",
-      // Rendering the same pixels every run (for the committed screenshot).
-      "--num-raster-threads=1",
-      "--disable-partial-raster",
-      "--disable-lcd-text",
-      "--font-render-hinting=none",
-      "--force-color-profile=srgb",
-      `--user-data-dir=${profile}`,
-      "--remote-debugging-address=127.0.0.1",
-      "--remote-debugging-port=0",
-      "about:blank",
-    ],
-    env: { HOME: dir.path, PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-  });
-  const [, endpoint] = await browser.waitFor("stderr", /DevTools listening on (ws:\/\/\S+)/);
-  await using cdp = await Cdp.connect(endpoint!);
+  await using browser = await Chromium.start(chromium, dir.path);
+  const { cdp } = browser;
   const bare = await Tab.open(cdp, `${app.origin}/`); // the URL without its token
   await bare.waitFor(
     `document.body.innerText.includes("Open the URL the server printed")`,
@@ -184,9 +159,7 @@ async function scenario(t: Deno.TestContext, chromium: string, app: App, script:
   });
 
   await t.step("closing the browser leaves none of its processes", async () => {
-    await cdp.send("Browser.close").catch(() => {}); // it may close before it answers
-    await browser.exit(10_000);
-    await waitUntil(async () => (await processesWith(profile)).length === 0, "Chromium gone");
+    await browser.close();
   });
 }
 

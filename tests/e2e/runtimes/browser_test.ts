@@ -6,9 +6,7 @@
  * through the DevTools protocol and asserts what the page ended with.
  */
 import assert from "node:assert/strict";
-import { Cdp } from "./_cdp.ts";
-import { waitUntil } from "../_harness.ts";
-import { Child, processesWith } from "./_processes.ts";
+import { Chromium } from "./_chromium.ts";
 import { bundle, projectPath, runtimeTest, tempDir, withRelay } from "./_runtimes.ts";
 
 /** Waits in the page for `globalThis.duplexResult` (set by the module script), then awaits it. */
@@ -16,24 +14,6 @@ const READ_RESULT = `new Promise((resolve) => {
   const poll = () => globalThis.duplexResult ? resolve(globalThis.duplexResult) : setTimeout(poll, 20);
   poll();
 }).then(async (result) => ({ result, shown: document.getElementById("output").textContent }))`;
-
-/** The flags of a headless Chromium run as root, with nothing talking to the network. */
-function chromiumArgs(profile: string): string[] {
-  return [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-crash-reporter",
-    `--user-data-dir=${profile}`,
-    "--remote-debugging-address=127.0.0.1",
-    "--remote-debugging-port=0",
-    "about:blank",
-  ];
-}
 
 runtimeTest(
   "browser: headless Chromium runs a turn through the relay from the example page",
@@ -58,12 +38,8 @@ runtimeTest(
       );
       const origin = `http://127.0.0.1:${site.addr.port}`;
 
-      await using chromium = await Child.spawn(bin.chromium!, {
-        args: chromiumArgs(`${dir.path}/profile`),
-        env: { HOME: dir.path, PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-      });
-      const [, endpoint] = await chromium.waitFor("stderr", /DevTools listening on (ws:\/\/\S+)/);
-      await using cdp = await Cdp.connect(endpoint!);
+      await using chromium = await Chromium.start(bin.chromium!, dir.path);
+      const { cdp } = chromium;
 
       const open = (fragment: Record<string, string>) =>
         cdp.evaluateIn(`${origin}/#${new URLSearchParams(fragment)}`, READ_RESULT);
@@ -91,13 +67,8 @@ runtimeTest(
       });
 
       await t.step("closing the browser leaves none of its processes running", async () => {
-        await cdp.send("Browser.close").catch(() => {}); // it may close before it answers
-        await chromium.exit(10_000);
         // Its helpers (zygotes, crash handler) are not our children: each names the profile.
-        await waitUntil(
-          async () => (await processesWith(dir.path)).length === 0,
-          "every Chromium process gone",
-        );
+        await chromium.close();
       });
     });
   },
