@@ -249,15 +249,21 @@ export class DirectorySessionStore implements SessionStore {
     }
   }
 
-  async #listJsonl(dir: string, action: string): Promise<[string, Deno.FileInfo][]> {
-    const found: [string, Deno.FileInfo][] = [];
+  /* The `.jsonl` files of this store's making in `dir`, each as `row` makes it from its key
+   * field and path (none when `dir` is missing; a file deleted meanwhile is left out). */
+  async #listJsonl<T>(
+    dir: string,
+    action: string,
+    row: (field: string, file: string) => T | Promise<T>,
+  ): Promise<T[]> {
+    const found: T[] = [];
     try {
       for await (const entry of Deno.readDir(dir)) {
         if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
         const field = await fieldOfListed(dir, entry.name.slice(0, -".jsonl".length));
         if (field === undefined) continue;
         try {
-          found.push([field, await Deno.lstat(`${dir}/${entry.name}`)]);
+          found.push(await row(field, `${dir}/${entry.name}`));
         } catch (error) {
           if (!(error instanceof Deno.errors.NotFound)) throw error; // deleted while listed
         }
@@ -280,9 +286,9 @@ export class DirectorySessionStore implements SessionStore {
     const action = "list the store's sessions";
     checkProjectKey(projectKey, action);
     const { dir } = await projectDir(this.#root, projectKey);
-    return (await this.#listJsonl(dir, action)).map(([sessionId, info]) => ({
+    return await this.#listJsonl(dir, action, async (sessionId, file) => ({
       sessionId,
-      mtime: Math.floor(info.mtime?.getTime() ?? 0),
+      mtime: Math.floor((await Deno.lstat(file)).mtime?.getTime() ?? 0),
     }));
   }
 
@@ -302,7 +308,8 @@ export class DirectorySessionStore implements SessionStore {
       projectKey: key.projectKey,
       sessionId: key.sessionId,
     });
-    return (await this.#listJsonl(subkeysDir as string, action)).map(([subpath]) => subpath).sort();
+    // Names only: a subkey's file is not stat'ed.
+    return (await this.#listJsonl(subkeysDir as string, action, (subpath) => subpath)).sort();
   }
 
   /**
