@@ -82,8 +82,10 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
       throw new TypeError(`Cannot start a session: ${key} must be a function`);
     }
   }
-  if (options.queue !== undefined && typeof options.queue !== "boolean") {
-    throw new TypeError("Cannot start a session: queue must be a boolean");
+  for (const key of ["queue", "verbatimPrompts"] as const) {
+    if (options[key] !== undefined && typeof options[key] !== "boolean") {
+      throw new TypeError(`Cannot start a session: ${key} must be a boolean`);
+    }
   }
   checkTelemetry(options.telemetry, "Cannot start a session");
   const onUnresponsive = options.onUnresponsive ?? "close";

@@ -94,6 +94,15 @@ export interface DuplexSessionOptions {
    */
   queue?: boolean;
   /**
+   * Send every prompt as written: no `@`-mention or slash-command expansion
+   * by the CLI (`client_composed` on each user line; the official SDK's
+   * option of this name). {@linkcode SendOptions.verbatim} overrides it for
+   * one turn.
+   *
+   * @default {false}
+   */
+  verbatimPrompts?: boolean;
+  /**
    * OpenTelemetry spans and metrics of the session, its turns, permission
    * waits, hooks, tool calls and control requests (see
    * {@linkcode TelemetryOptions}). Off by default, and free when off.

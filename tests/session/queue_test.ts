@@ -4,7 +4,7 @@
  * naming the lines it ran). The real CLI does the same in tests/e2e/queue_e2e_test.ts.
  */
 import assert from "node:assert/strict";
-import { DuplexError, isDuplexError } from "../../mod.ts";
+import { DuplexError, DuplexSession, isDuplexError } from "../../mod.ts";
 import {
   assistantTextFrame,
   commandLifecycleFrame,
@@ -113,6 +113,40 @@ Deno.test("priority and shouldQuery travel on the user line; bad values are Type
     // deno-lint-ignore no-explicit-any
     await assert.rejects(session.send("x", { shouldQuery: "no" as any }), TypeError);
     assert.equal(session.busy, false);
+  });
+});
+
+Deno.test("verbatimPrompts and send({ verbatim }) mark the line client_composed", async (t) => {
+  await t.step("the session option marks every line; verbatim: false opts one out", async () => {
+    const { cli, session } = await scripted({ echo: true }, { verbatimPrompts: true });
+    await using _ = session;
+    const sent = session.send("/cost");
+    assert.equal((await userLine(cli, "/cost")).client_composed, true);
+    await sent;
+    const plain = session.send("@notes.md", { verbatim: false });
+    assert.equal("client_composed" in await userLine(cli, "@notes.md"), false);
+    await plain;
+  });
+  await t.step("off by default; verbatim: true marks one line", async () => {
+    const { cli, session } = await scripted({ echo: true });
+    await using _ = session;
+    const plain = session.send("/cost");
+    assert.equal("client_composed" in await userLine(cli, "/cost"), false);
+    await plain;
+    const sent = session.send("/help", { verbatim: true });
+    assert.equal((await userLine(cli, "/help")).client_composed, true);
+    await sent;
+  });
+  await t.step("a value that is not a boolean is a TypeError", async () => {
+    const { cli, session } = await scripted({ echo: true });
+    await using _ = session;
+    // deno-lint-ignore no-explicit-any
+    await assert.rejects(session.send("x", { verbatim: "yes" as any }), TypeError);
+    await assert.rejects(
+      // deno-lint-ignore no-explicit-any
+      DuplexSession.start({ transport: cli.transport, verbatimPrompts: 1 as any }),
+      /verbatimPrompts must be a boolean/,
+    );
   });
 });
 
