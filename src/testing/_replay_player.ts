@@ -25,6 +25,38 @@ const DEFAULT_REPLAY_WAIT_MS = 5000;
 /** How a replay ends, short of the stderr tail and whether it was requested. */
 type Exit = Omit<TransportExit, "stderrTail" | "requested">;
 
+/** A replay's options, checked once. */
+export interface ReplaySettings {
+  /** The options as given. */
+  readonly options: ReplayOptions;
+  /** How long to wait for each expected write. */
+  readonly waitMs: number;
+  /** How closely written lines are compared. */
+  readonly mode: MatchMode;
+  /** What to hide in each written line before it is compared, as `record()` hid it. */
+  readonly redact: Redactor;
+}
+
+/**
+ * Checks a replay's options.
+ *
+ * @param options The options given to `replay()`.
+ * @returns The settings a {@linkcode ReplayPlayer} plays with.
+ * @throws {RangeError} When `waitTimeoutMs` is not 1 to 2^31-1 or `Infinity`.
+ * @throws {TypeError} For a bad redaction rule.
+ */
+export function replaySettings(options: ReplayOptions): ReplaySettings {
+  const what = "Cannot prepare a replay";
+  return {
+    options,
+    waitMs: checkMs(options.waitTimeoutMs ?? DEFAULT_REPLAY_WAIT_MS, `${what}: waitTimeoutMs`),
+    mode: options.strict ? "strict" : options.loose ? "loose" : "default",
+    redact: options.redact === undefined
+      ? (text) => text
+      : redactor(options.redact, options.redactDefaults ?? true, what),
+  };
+}
+
 /** Plays one transcript, once, on the transport it opens. */
 export class ReplayPlayer {
   /** Resolves when the replay has ended: played to its end, mismatched, or closed. */
@@ -36,7 +68,7 @@ export class ReplayPlayer {
   #mismatches: string[] = [];
   #first: Mismatch | undefined = undefined;
   #lineNumbers: readonly number[] | undefined;
-  #redact: Redactor | undefined;
+  #redact: Redactor;
   #lines = new WrittenLines();
   #ids = new Map<string, string>();
   #cancelled = new Map<string, number>();
@@ -51,27 +83,20 @@ export class ReplayPlayer {
    * Prepares the replay of a transcript.
    *
    * @param entries The recorded session.
-   * @param options Matching, timing and delivery options.
+   * @param settings The checked options (see {@linkcode replaySettings}).
    * @param lineNumbers The transcript line of each entry, when known.
-   * @throws {RangeError} When `waitTimeoutMs` is not 1 to 2^31-1 or `Infinity`.
-   * @throws {TypeError} For a bad redaction rule.
    */
   constructor(
     entries: readonly TranscriptEntry[],
-    options: ReplayOptions,
+    settings: ReplaySettings,
     lineNumbers?: readonly number[],
   ) {
     this.#entries = entries;
     this.#lineNumbers = lineNumbers;
-    this.#redact = options.redact === undefined
-      ? undefined
-      : redactor(options.redact, options.redactDefaults ?? true, "Cannot prepare a replay");
-    this.#options = options;
-    this.#waitMs = checkMs(
-      options.waitTimeoutMs ?? DEFAULT_REPLAY_WAIT_MS,
-      "Cannot prepare a replay: waitTimeoutMs",
-    );
-    this.#mode = options.strict ? "strict" : options.loose ? "loose" : "default";
+    this.#options = settings.options;
+    this.#waitMs = settings.waitMs;
+    this.#mode = settings.mode;
+    this.#redact = settings.redact;
     entries.forEach((entry, i) => {
       const id = entry.dir === "stdout" && entry.msg?.type === "control_cancel_request"
         ? entry.msg.request_id
@@ -125,11 +150,6 @@ export class ReplayPlayer {
   /** The ids learned so far: recorded → what the session used. */
   get ids(): ReadonlyMap<string, string> {
     return this.#ids;
-  }
-
-  /** True once {@linkcode ReplayPlayer.open} was called. */
-  get opened(): boolean {
-    return this.#transport !== undefined;
   }
 
   /**
@@ -289,8 +309,8 @@ export class ReplayPlayer {
       return false;
     }
     const written = this.#lines.shift();
-    const frame = written.frame === undefined || this.#redact === undefined
-      ? written.frame
+    const frame = written.frame === undefined
+      ? undefined
       : redactJson(written.frame, this.#redact) as Record<string, unknown>;
     if (frame === undefined) {
       this.#fail(

@@ -6,11 +6,10 @@
  * @module
  */
 
-import { checkMs } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { Transport, TransportFactory, TransportOpenContext } from "../transport/transport.ts";
 import type { Chunking } from "./scripted_cli_options.ts";
-import { ReplayPlayer } from "./_replay_player.ts";
+import { ReplayPlayer, type ReplaySettings, replaySettings } from "./_replay_player.ts";
 import type { Redaction } from "./redaction.ts";
 import { parseTranscript, type TranscriptEntry } from "./transcript.ts";
 
@@ -72,9 +71,9 @@ export class ReplayCli {
   readonly transport: TransportFactory;
   /** Resolves when the replay has ended: played to its end, mismatched, closed, or not loaded. */
   readonly done: Promise<void>;
-  #options: ReplayOptions;
+  #settings: ReplaySettings;
+  #source: readonly TranscriptEntry[] | URL;
   #player: ReplayPlayer | undefined = undefined;
-  #source: Promise<{ entries: readonly TranscriptEntry[]; lines?: number[] }>;
   #loadError: unknown = undefined;
   #opened = false;
   #resolveDone: () => void;
@@ -90,20 +89,11 @@ export class ReplayCli {
    * @throws {TypeError} For a relative path, or a bad redaction rule.
    */
   constructor(source: ReplaySource, options: ReplayOptions = {}) {
-    checkMs(options.waitTimeoutMs ?? 5000, "Cannot prepare a replay: waitTimeoutMs");
-    this.#options = options;
+    this.#settings = replaySettings(options);
+    this.#source = Array.isArray(source) ? source : transcriptUrl(source as URL | string);
     const { promise, resolve } = Promise.withResolvers<void>();
     this.done = promise;
     this.#resolveDone = resolve;
-    if (Array.isArray(source)) {
-      this.#player = new ReplayPlayer(source, options);
-      this.#source = Promise.resolve({ entries: source });
-    } else {
-      const url = transcriptUrl(source as URL | string);
-      new ReplayPlayer([], options); // checks the options now, as for entries
-      this.#source = fetchTranscript(url);
-      this.#source.catch(() => {});
-    }
     this.transport = (context: TransportOpenContext) => this.open(context);
   }
 
@@ -153,16 +143,20 @@ export class ReplayCli {
       );
     }
     this.#opened = true;
+    let player: ReplayPlayer;
     try {
-      const { entries, lines } = await this.#source;
-      this.#player ??= new ReplayPlayer(entries, this.#options, lines);
+      const source = this.#source;
+      const { entries, lines } = source instanceof URL
+        ? await fetchTranscript(source, context.signal)
+        : { entries: source, lines: undefined };
+      player = this.#player = new ReplayPlayer(entries, this.#settings, lines);
     } catch (error) {
       this.#loadError = error;
       this.#resolveDone();
       throw error;
     }
-    const transport = this.#player.open();
-    void this.#player.done.then(this.#resolveDone);
+    const transport = player.open();
+    void player.done.then(this.#resolveDone);
     return transport;
   }
 
@@ -178,7 +172,7 @@ export class ReplayCli {
   verify(): void {
     if (this.#loadError !== undefined) throw this.#loadError;
     const player = this.#player;
-    if (!this.#opened || player === undefined || !player.opened) {
+    if (player === undefined) {
       throw new DuplexError(
         "invalid_argument",
         "Cannot verify the replay: it was never opened; give `replay.transport` to the session",
@@ -212,12 +206,16 @@ function transcriptUrl(source: URL | string): URL {
 }
 
 /* Fetches and parses a transcript, keeping each entry's line number for the diff. */
-async function fetchTranscript(url: URL): Promise<{ entries: TranscriptEntry[]; lines: number[] }> {
-  const text = await fetch(url).then(async (response) => {
+async function fetchTranscript(
+  url: URL,
+  signal: AbortSignal | undefined,
+): Promise<{ entries: TranscriptEntry[]; lines: number[] }> {
+  const text = await fetch(url, signal ? { signal } : {}).then(async (response) => {
     if (response.ok) return await response.text();
     await response.body?.cancel();
     throw new Error(`HTTP ${response.status}`);
   }).catch((cause: unknown) => {
+    if (signal?.aborted) throw signal.reason;
     throw new DuplexError(
       "invalid_argument",
       `Cannot replay ${url.href}: ${cause instanceof Error ? cause.message : String(cause)}; ` +

@@ -300,6 +300,41 @@ Deno.test("record() of a factory records one process; replay() refuses what it c
   });
 });
 
+Deno.test("replay() of a URL fetches it when opened, and the open's signal cancels the fetch", async () => {
+  const line = '{"seq":0,"t_ms":0,"dir":"meta","msg":{"event":"exit","code":0,"signal":null}}\n';
+  const requests: string[] = [];
+  const arrived = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<Response>();
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    const { pathname } = new URL(request.url);
+    requests.push(pathname);
+    if (pathname === "/ok.ndjson") return new Response(line);
+    arrived.resolve();
+    return release.promise; // answered only once the client has given up
+  });
+  const base = `http://127.0.0.1:${server.addr.port}`;
+
+  const cli = replay(`${base}/ok.ndjson`);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(requests, [], "nothing is fetched before the transport opens");
+  const transport = await cli.transport(openContext());
+  assert.deepEqual(requests, ["/ok.ndjson"]);
+  assert.equal((await transport.closed).code, 0);
+  await cli.done;
+  cli.verify();
+
+  const stalled = replay(new URL(`${base}/stalled.ndjson`));
+  const controller = new AbortController();
+  const reason = new Error("the test gave up");
+  const opening = stalled.open({ signal: controller.signal });
+  await arrived.promise;
+  controller.abort(reason);
+  await assert.rejects(opening, (error: unknown) => error === reason);
+  release.resolve(new Response(line));
+  assert.throws(() => stalled.verify(), (error: unknown) => error === reason);
+  await stalled.done;
+});
+
 Deno.test("record() of a transport passes the transport conformance suite", async (t) => {
   const sinks: string[][] = [];
   await runTransportConformance(t, async () => {
