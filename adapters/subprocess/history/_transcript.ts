@@ -135,9 +135,40 @@ async function writeAll(handle: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   }
 }
 
+/** Entries as JSONL text: one line each, every line ending in a newline. */
+export function jsonlText(entries: readonly Entry[]): string {
+  return entries.map((entry) => JSON.stringify(entry)).join("\n") + "\n";
+}
+
 /**
- * Writes a new transcript whole: a temporary file first, renamed into place,
- * so that no reader ever sees half of it. Never replaces an existing file.
+ * Writes a file whole: a temporary file first (mode 0600), renamed into
+ * place, so that no reader ever sees half of it. Without `replace`, an
+ * existing file is never replaced.
+ *
+ * @throws {Deno.errors.AlreadyExists} When the file exists and `replace` is false.
+ */
+export async function writeWholeFile(file: string, text: string, replace: boolean): Promise<void> {
+  const temp = `${file}.${crypto.randomUUID()}.tmp`;
+  try {
+    await Deno.writeTextFile(temp, text, { createNew: true, mode: 0o600 });
+    if (!replace) {
+      try {
+        await Deno.lstat(file);
+        throw new Deno.errors.AlreadyExists(`${file} already exists`);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    }
+    await Deno.rename(temp, file);
+  } catch (error) {
+    await Deno.remove(temp).catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Writes a new transcript whole ({@linkcode writeWholeFile}); never
+ * replaces an existing file.
  *
  * @throws {DuplexError} `not_permitted` when the folder may not be written.
  */
@@ -146,19 +177,9 @@ export async function writeTranscript(
   entries: readonly Entry[],
   action: string,
 ): Promise<void> {
-  const text = entries.map((entry) => JSON.stringify(entry)).join("\n") + "\n";
-  const temp = `${file}.${crypto.randomUUID()}.tmp`;
   try {
-    await Deno.writeTextFile(temp, text, { createNew: true, mode: 0o600 });
-    try {
-      await Deno.lstat(file);
-      throw new Deno.errors.AlreadyExists(`Cannot ${action}: ${file} already exists`);
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-    await Deno.rename(temp, file);
+    await writeWholeFile(file, jsonlText(entries), false);
   } catch (error) {
-    await Deno.remove(temp).catch(() => {});
     throw explainFsError(error, action, file.slice(0, file.lastIndexOf("/")), "write");
   }
 }

@@ -14,6 +14,7 @@ import type {
   SessionStoreEntry,
 } from "../../../src/store/session_store.ts";
 import { absolutePath, checkSessionId, explainFsError, resolvedDir } from "../history/_paths.ts";
+import { jsonlText, writeWholeFile } from "../history/_transcript.ts";
 
 /** Options of {@linkcode materializeSession}. */
 export interface MaterializeSessionOptions {
@@ -66,28 +67,10 @@ function safeSubpath(subpath: unknown): subpath is string {
     subpath.split("/").every((part) => part !== "" && part !== "." && part !== "..");
 }
 
-function jsonl(entries: readonly SessionStoreEntry[]): string {
-  return entries.map((entry) => JSON.stringify(entry)).join("\n") + "\n";
-}
-
-/** Writes a file whole: a temporary file renamed into place. */
+/** Writes a file whole (a temporary file renamed into place), its folder created first. */
 async function writeWhole(file: string, text: string, replace: boolean): Promise<void> {
   await Deno.mkdir(file.slice(0, file.lastIndexOf("/")), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${crypto.randomUUID()}.tmp`;
-  try {
-    await Deno.writeTextFile(temp, text, { createNew: true, mode: 0o600 });
-    if (!replace) {
-      try {
-        await Deno.lstat(file);
-        throw new Deno.errors.AlreadyExists(`${file} already exists`);
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
-    }
-    await Deno.rename(temp, file);
-  } finally {
-    await Deno.remove(temp).catch(() => {});
-  }
+  await writeWholeFile(file, text, replace);
 }
 
 /**
@@ -205,12 +188,12 @@ export async function materializeSession(
   }
   options.signal?.throwIfAborted();
   try {
-    await writeWhole(file, jsonl(entries), options.replace === true);
+    await writeWhole(file, jsonlText(entries), options.replace === true);
     for (const [subpath, sub] of subs) {
       const base = `${projectDir}/${sessionId}/${subpath}`;
       const meta = sub.filter((entry) => entry.type === "agent_metadata");
       const lines = sub.filter((entry) => entry.type !== "agent_metadata");
-      if (lines.length > 0) await writeWhole(`${base}.jsonl`, jsonl(lines), true);
+      if (lines.length > 0) await writeWhole(`${base}.jsonl`, jsonlText(lines), true);
       if (meta.length > 0) {
         const { type: _type, ...fields } = meta.at(-1) as SessionStoreEntry;
         await writeWhole(`${base}.meta.json`, JSON.stringify(fields), true);
