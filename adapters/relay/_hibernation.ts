@@ -112,18 +112,3 @@ export function hibernatable(options: SubprocessOptions): boolean {
   return options.persistSession !== false && options.noSessionPersistence !== true &&
     options.continue !== true && options.forkSession !== true && options.sessionId === undefined;
 }
-
-/**
- * The output a client lacks, when small enough to keep.
- *
- * @param entries The buffer's entries after the last acknowledgement.
- * @returns The tail, or `undefined` when it is larger than the bound.
- */
-export function keptTail(entries: readonly OutputEntry[]): OutputEntry[] | undefined {
-  let bytes = 0;
-  for (const entry of entries) {
-    bytes += typeof entry.frame === "string" ? entry.frame.length : entry.frame.byteLength;
-    if (bytes > HIBERNATED_TAIL_BYTES) return undefined;
-  }
-  return [...entries];
-}

@@ -64,17 +64,17 @@ export class OutputBuffer {
     this.#compact();
   }
 
+  /** The highest sequence number no longer held (acknowledged or dropped). */
+  get removedThrough(): number {
+    return this.#removedThrough;
+  }
+
   /**
    * Tells whether every entry after `after` is still held.
    *
    * @param after The last sequence number the client has.
    * @returns False when an entry the client lacks was dropped.
    */
-  /** The highest sequence number no longer held (acknowledged or dropped). */
-  get removedThrough(): number {
-    return this.#removedThrough;
-  }
-
   canReplayAfter(after: number): boolean {
     return after >= this.#removedThrough;
   }

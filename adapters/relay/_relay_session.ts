@@ -10,7 +10,7 @@ import { utf8Length } from "../../src/_utf8.ts";
 import { base64url, CLOSE, encodeOutput, type RelayMessage } from "../../src/remote/wire.ts";
 import type { RecordState } from "./_relay_record.ts";
 import type { Transport } from "../../src/transport/transport.ts";
-import { keptTail } from "./_hibernation.ts";
+import { HIBERNATED_TAIL_BYTES } from "./_hibernation.ts";
 import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
 import type { SessionTrace } from "./_relay_telemetry.ts";
 import type { InputResult, Peer, SessionSettings } from "./_relay_session_types.ts";
@@ -379,8 +379,11 @@ export class RelaySession {
   #hibernate(): boolean {
     const hibernation = this.#settings.hibernation;
     if (!hibernation || this.#exitSeq !== undefined || this.#closeRequested) return false;
-    const removed = this.#buffer.removedThrough;
-    const tail = keptTail(this.#buffer.entriesAfter(removed));
+    // What the buffer holds is what the client lacks; kept when it is small enough.
+    const buffer = this.#buffer;
+    const kept = buffer.bytes <= HIBERNATED_TAIL_BYTES;
+    const removed = buffer.removedThrough;
+    const tail = kept ? buffer.entriesAfter(removed) : [];
     const outSeq = this.#outSeq;
     const applied = this.#applied;
     const gone = this.forget("hibernated");
@@ -392,9 +395,9 @@ export class RelaySession {
       spawn: hibernation.spawn,
       epoch: this.#settings.store?.epoch ?? 0,
       outSeq,
-      keptAfter: tail ? removed : outSeq,
+      keptAfter: kept ? removed : outSeq,
       applied,
-      tail: tail ?? [],
+      tail,
       gone,
     });
     return true;

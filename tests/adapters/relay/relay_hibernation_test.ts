@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { HIBERNATED_TAIL_BYTES } from "../../../adapters/relay/_hibernation.ts";
 import {
   isGone,
   openSession,
@@ -38,6 +39,11 @@ function flagValue(args: string[], flag: string): string | undefined {
 
 function results(client: TestClient): unknown[] {
   return client.lines().filter((line) => line.type === "result").map((line) => line.result);
+}
+
+/** Whether the stdout received so far ends with a whole line (a long one comes in pieces). */
+function whole(client: TestClient): boolean {
+  return client.stdout().endsWith("\n");
 }
 
 /** Opens a session, runs one turn, acknowledges everything and leaves; waits for its process to go. */
@@ -128,6 +134,38 @@ Deno.test("relay hibernation", async (t) => {
     assert.equal((await again.next("ready")).resumed, true);
     await again.until("the replayed result", () => results(again).includes("kept"));
   });
+
+  await t.step(
+    "a tail over 64 KiB is not kept: only a resume that lacks none of it wakes",
+    async () => {
+      await using env = await startRelay({ graceMs: 200 });
+      const { client, ready } = await openSession(env.relay.url);
+      const long = "x".repeat(HIBERNATED_TAIL_BYTES);
+      client.send({ t: "in", seq: 1, line: userLine(long) });
+      await client.until("the long result", () => whole(client) && results(client).includes(long));
+      await client.close(); // nothing acknowledged: more than the bound is unacknowledged
+      assert.ok(await waitGone(ready.pid as number, 5000));
+      await waitFor(() => env.relay.hibernatedCount === 1);
+      const early = resume(env.relay.url, ready.session, 0);
+      await using _early = early;
+      assert.equal((await early.next("error")).kind, "resume_gap", "the tail was not kept");
+
+      const other = await openSession(env.relay.url);
+      other.client.send({ t: "in", seq: 1, line: userLine(long) });
+      await other.client.until(
+        "the long result",
+        () => whole(other.client) && results(other.client).includes(long),
+      );
+      const seen = other.client.lastSeq();
+      await other.client.close();
+      assert.ok(await waitGone(other.ready.pid as number, 5000));
+      await waitFor(() => env.relay.hibernatedCount === 1);
+      const again = resume(env.relay.url, other.ready.session, seen);
+      await using _again = again;
+      assert.equal((await again.next("ready")).resumed, true, "it had everything");
+      assert.ok(again.outputSeqs().every((seq) => seq > seen), "nothing replayed");
+    },
+  );
 
   await t.step("maxHibernated drops the oldest", async () => {
     await using env = await startRelay({ graceMs: 200, maxHibernated: 1 }, HELLO);
