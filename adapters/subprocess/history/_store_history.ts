@@ -40,18 +40,28 @@ export async function projectKeyFor(options: HistoryOptions, action: string): Pr
   return projectKeyOf(await resolvedDir(options.dir ?? Deno.cwd()));
 }
 
+/* The key of a session in the store, and its main transcript (`undefined` when empty or none). */
+async function loadKey(
+  sessionId: string,
+  options: HistoryOptions,
+  action: string,
+): Promise<{ key: SessionKey; entries: Entry[] | undefined }> {
+  const store = storeOf(options, action);
+  const key = { projectKey: await projectKeyFor(options, action), sessionId };
+  options.signal?.throwIfAborted();
+  const entries = await store.load(key);
+  options.signal?.throwIfAborted();
+  return { key, entries: entries && entries.length > 0 ? entries : undefined };
+}
+
 /** A session's main transcript in the store, or `undefined` when it holds none. */
 export async function loadStored(
   sessionId: string,
   options: HistoryOptions,
   action: string,
 ): Promise<{ key: SessionKey; entries: Entry[] } | undefined> {
-  const store = storeOf(options, action);
-  const key = { projectKey: await projectKeyFor(options, action), sessionId };
-  options.signal?.throwIfAborted();
-  const entries = await store.load(key);
-  options.signal?.throwIfAborted();
-  return entries && entries.length > 0 ? { key, entries } : undefined;
+  const { key, entries } = await loadKey(sessionId, options, action);
+  return entries ? { key, entries } : undefined;
 }
 
 /** Like {@linkcode loadStored}, but a missing session is an error. */
@@ -60,13 +70,12 @@ export async function requireStored(
   options: HistoryOptions,
   action: string,
 ): Promise<{ key: SessionKey; entries: Entry[] }> {
-  const found = await loadStored(sessionId, options, action);
-  if (found) return found;
-  const projectKey = await projectKeyFor(options, action);
+  const { key, entries } = await loadKey(sessionId, options, action);
+  if (entries) return { key, entries };
   throw new DuplexError(
     "invalid_argument",
     `Cannot ${action}: the session store holds no transcript of session ${sessionId} under ` +
-      `project key ${JSON.stringify(projectKey.slice(0, 80))}`,
+      `project key ${JSON.stringify(key.projectKey.slice(0, 80))}`,
   );
 }
 
