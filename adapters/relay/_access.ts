@@ -32,6 +32,21 @@ export type Access =
   | { readonly ok: true; readonly credential: Credential }
   | { readonly ok: false; readonly refusal: Refusal };
 
+/** Compared with the asking owner when nothing is there, so that both answers take as long. */
+const NOBODY = `nobody:${crypto.randomUUID()}`;
+
+/**
+ * Whether `asking` is the owner of something found by a token: one
+ * timing-safe comparison either way (with nobody when nothing was found), so
+ * another owner's and an unknown token look alike.
+ *
+ * @param owner The owner of what the token found, `undefined` for nothing.
+ * @param asking The asking credential's owner (or its hash, as `owner` is).
+ */
+export function ownedBy(owner: string | undefined, asking: string): boolean {
+  return timingSafeEqual(owner ?? NOBODY, asking) && owner !== undefined;
+}
+
 /** A JWT's shape: three base64url parts. */
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 

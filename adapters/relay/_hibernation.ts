@@ -6,7 +6,8 @@
  * @module
  */
 
-import { type SpawnRequest, timingSafeEqual } from "../../src/remote/wire.ts";
+import type { SpawnRequest } from "../../src/remote/wire.ts";
+import { ownedBy } from "./_access.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import type { OutputEntry } from "./_output_buffer.ts";
 
@@ -81,12 +82,10 @@ export class HibernatedSessions {
    *
    * @param token The session token.
    * @param owner The asking credential's owner.
-   * @param nobody A string no owner equals.
    */
-  take(token: string, owner: string, nobody: string): Hibernated | undefined {
+  take(token: string, owner: string): Hibernated | undefined {
     const entry = this.#entries.get(token);
-    const owned = timingSafeEqual(entry?.owner ?? nobody, owner);
-    if (entry === undefined || !owned) return undefined;
+    if (!ownedBy(entry?.owner, owner)) return undefined;
     this.#entries.delete(token);
     return entry;
   }

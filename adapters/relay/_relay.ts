@@ -7,19 +7,20 @@
 
 import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
-import { CLOSE, type SpawnRequest, SUBPROTOCOL, timingSafeEqual } from "../../src/remote/wire.ts";
+import { CLOSE, type SpawnRequest, SUBPROTOCOL } from "../../src/remote/wire.ts";
 import type { TraceContext } from "../../src/remote/_trace_context.ts";
 import { Telemetry, TELEMETRY_OFF } from "../../src/telemetry/_telemetry.ts";
 import type { TransportFactory } from "../../src/transport/transport.ts";
 import { VERSION } from "../../src/version.ts";
 import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
-import { type Credential, Gate } from "./_access.ts";
+import { type Credential, Gate, ownedBy } from "./_access.ts";
 import { type ConnectionHost, RelayConnection } from "./_connection.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 import { randomToken, RelaySession, type Restore } from "./_relay_session.ts";
 import { mirrorPublisher, openStoreLink, type Resent } from "./_relay_store.ts";
 import { wakeFromStore } from "./_store_wake.ts";
+import { isCliSessionId } from "./_relay_record.ts";
 import { hibernatable, type Hibernated, HibernatedSessions } from "./_hibernation.ts";
 import { ConnectionTrace, SessionTrace } from "./_relay_telemetry.ts";
 import type { RelayServer } from "./relay_server.ts";
@@ -29,12 +30,6 @@ export type Launcher = (options: SubprocessOptions) => TransportFactory;
 
 /** How long `close()` waits for the sockets to finish their closing handshake. */
 const SOCKET_CLOSE_WAIT_MS = 2000;
-
-/** A CLI session id the relay can resume with `--resume` (a UUID, not a name). */
-const CLI_SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Compared with the owner when no session has the token, so both answers take as long. */
-const NOBODY = `nobody:${crypto.randomUUID()}`;
 
 /** A running relay (see `serveRelay`). */
 export class Relay implements RelayServer, ConnectionHost {
@@ -115,9 +110,7 @@ export class Relay implements RelayServer, ConnectionHost {
 
   find(token: string, owner: string): RelaySession | undefined {
     const session = this.#sessions.get(token);
-    // One comparison either way: with the session's owner, or with nobody (never equal).
-    const owned = timingSafeEqual(session?.owner ?? NOBODY, owner);
-    return session !== undefined && owned && !session.forgotten ? session : undefined;
+    return ownedBy(session?.owner, owner) && session?.forgotten === false ? session : undefined;
   }
 
   settled(_connection: RelayConnection): void {
@@ -152,7 +145,7 @@ export class Relay implements RelayServer, ConnectionHost {
       // Another connection resumes it already: then it is live here, or it is not at all.
       return earlier.then(() => this.find(token, credential.owner), () => undefined);
     }
-    let record = this.#hibernated.take(token, credential.owner, NOBODY);
+    let record = this.#hibernated.take(token, credential.owner);
     const store = this.#config.sessionStore;
     // The client has more output than this relay produced: the conversation went on elsewhere
     // since it was hibernated here, and the store knows where it stands.
@@ -190,7 +183,7 @@ export class Relay implements RelayServer, ConnectionHost {
     if (resumable && policy.allowResume && hibernatable(options)) {
       // The relay names the CLI's session, so that it can resume it after a hibernation.
       cliSessionId = options.resume ?? crypto.randomUUID();
-      if (!CLI_SESSION_ID.test(cliSessionId)) cliSessionId = undefined;
+      if (!isCliSessionId(cliSessionId)) cliSessionId = undefined;
       else if (options.resume === undefined) options = { ...options, sessionId: cliSessionId };
     }
     return await this.#open(options, credential, remote, cliSessionId, { spawn: request ?? {} });

@@ -13,7 +13,6 @@ import { checkTelemetry } from "../../src/telemetry/_check_telemetry.ts";
 import { type CheckedPolicy, checkPolicy } from "./_policy.ts";
 import type { MirrorEvent } from "../../src/store/mirror_target.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
-import { RELAY_PROJECT_KEY } from "./_relay_record.ts";
 import * as defaults from "./relay_options.ts";
 import type { RelayOptions } from "./relay_options.ts";
 
@@ -169,8 +168,9 @@ function checkStore(
   if (projectKey !== undefined && (typeof projectKey !== "string" || projectKey === "")) {
     throw new TypeError("Cannot serve the relay: projectKey must be a non-empty string");
   }
-  if (projectKey === RELAY_PROJECT_KEY) {
-    throw invalid(`projectKey ${RELAY_PROJECT_KEY} is reserved for the relay's session records`);
+  const reserved = defaults.RELAY_SESSIONS_PROJECT_KEY;
+  if (projectKey === reserved) {
+    throw invalid(`projectKey ${reserved} is reserved for the relay's session records`);
   }
   if (projectKey !== undefined && sessionStore === undefined) {
     throw invalid("projectKey needs a sessionStore");

@@ -2,7 +2,7 @@
  * Relay session records in a session store, so that any relay sharing the
  * store can resume a conversation another one started.
  *
- * - Key: the reserved project key {@linkcode RELAY_PROJECT_KEY}, and as
+ * - Key: the reserved project key {@linkcode RELAY_SESSIONS_PROJECT_KEY}, and as
  *   session id the base64url SHA-256 of the session token (never the token).
  * - Entries: snapshots `{ type: "duplex-relay-session", uuid, owner, cliSessionId,
  *   spawn, applied, state, at }`, the owner as the base64url SHA-256 of the
@@ -22,8 +22,6 @@ import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/stor
 
 import { RELAY_SESSIONS_PROJECT_KEY } from "./relay_options.ts";
 
-/** The project key of relay session records. */
-export const RELAY_PROJECT_KEY: string = RELAY_SESSIONS_PROJECT_KEY;
 /** The `type` of a record entry. */
 export const RECORD_TYPE = "duplex-relay-session";
 
@@ -54,6 +52,16 @@ const encoder = new TextEncoder();
 const CLI_SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
+ * Whether a CLI session id is one the relay resumes with `--resume` (a UUID,
+ * as the relay names them, not a name).
+ *
+ * @param id The id.
+ */
+export function isCliSessionId(id: string): boolean {
+  return CLI_SESSION_ID.test(id);
+}
+
+/**
  * The base64url SHA-256 of a text.
  *
  * @param text The text.
@@ -70,7 +78,7 @@ export async function sha256(text: string): Promise<string> {
  * @returns The key.
  */
 export async function recordKey(token: string): Promise<SessionKey> {
-  return { projectKey: RELAY_PROJECT_KEY, sessionId: await sha256(token) };
+  return { projectKey: RELAY_SESSIONS_PROJECT_KEY, sessionId: await sha256(token) };
 }
 
 /**
@@ -95,7 +103,7 @@ function recordOf(entry: Record<string, unknown>): RelayRecord | undefined {
   const { owner, cliSessionId, spawn, applied, state, epoch } = entry;
   if (
     typeof owner === "string" && typeof cliSessionId === "string" &&
-    CLI_SESSION_ID.test(cliSessionId) &&
+    isCliSessionId(cliSessionId) &&
     typeof spawn === "object" && spawn !== null && !Array.isArray(spawn) &&
     Number.isSafeInteger(applied) && (applied as number) >= 0 &&
     Number.isSafeInteger(epoch) && (epoch as number) >= 0 &&

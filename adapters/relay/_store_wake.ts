@@ -10,18 +10,14 @@
  */
 
 import { abortable, deadline } from "../../src/_deadline.ts";
-import { timingSafeEqual } from "../../src/remote/wire.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
 import { projectFolderName } from "../subprocess/history/_paths.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
-import type { Credential } from "./_access.ts";
+import { type Credential, ownedBy } from "./_access.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
 import { lastRecord, recordKey, type RelayRecord, sha256 } from "./_relay_record.ts";
 import type { Resent } from "./_relay_store.ts";
 import type { Restore } from "./_relay_session_types.ts";
-
-/** Compared with the asking owner's hash when no record exists, so both answers take as long. */
-const NOBODY = `nobody:${crypto.randomUUID()}`;
 
 /** What a resume from the store starts with. */
 export interface StoreWake {
@@ -80,9 +76,9 @@ export async function wakeFromStore(
     );
   }
   const record = lastRecord(entries);
-  // One comparison either way: with the record's owner, or with nobody (never equal).
-  const owned = timingSafeEqual(record?.owner ?? NOBODY, owner);
-  if (record === undefined || !owned || record.state === "closed") return undefined;
+  if (!ownedBy(record?.owner, owner) || record === undefined || record.state === "closed") {
+    return undefined;
+  }
   const checked = await spawnOptions(
     record.spawn,
     credential.policy,

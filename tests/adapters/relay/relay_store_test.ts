@@ -15,8 +15,12 @@ import type {
   SessionStoreEntry,
 } from "../../../src/store/session_store.ts";
 import { DirectorySessionStore } from "../../../adapters/subprocess/mod.ts";
-import { type RelayOptions, serveRelay } from "../../../adapters/relay/mod.ts";
-import { RELAY_PROJECT_KEY, sha256 } from "../../../adapters/relay/_relay_record.ts";
+import {
+  RELAY_SESSIONS_PROJECT_KEY as RELAY_PROJECT_KEY,
+  type RelayOptions,
+  serveRelay,
+} from "../../../adapters/relay/mod.ts";
+import { sha256 } from "../../../adapters/relay/_relay_record.ts";
 import { denoRunArgs, makeTestDir } from "../subprocess/_helpers.ts";
 import { TestClient, TOKEN, waitGone } from "./_client.ts";
 
