@@ -2,8 +2,8 @@
  * Helpers of the `SessionPool` end-to-end tests (`pool_e2e_test.ts`,
  * `pool_resume_e2e_test.ts`): a pool on the real CLI inside a sandbox whose
  * every process is recorded as it is launched, a bounded wait for the pool's
- * events, and the orphan check of `orphans_e2e_test.ts` applied to a pool
- * (no recorded pid alive, no process carrying one of their markers).
+ * events, and the Messages requests a turn made (the orphan check is
+ * `_ps.ts`'s `assertNoneLeft`, on the recorded pids).
  *
  * @module
  */
@@ -19,6 +19,7 @@ import {
 } from "../../adapters/subprocess/mod.ts";
 import type { Sandbox } from "./_harness.ts";
 import type { FakeApi, FakeApiRequest } from "./fake_api.ts";
+import { assertNoneLeft } from "./_ps.ts";
 
 /** Bound on every awaited turn. */
 export const TURN = { timeoutMs: 20_000 } as const;
@@ -163,92 +164,27 @@ export function messagesOf(request: FakeApiRequest): string {
   return JSON.stringify(body?.messages ?? []);
 }
 
-// ---------------------------------------------------------------------------
-// Orphans: the marker check of orphans_e2e_test.ts, for the processes of a pool
-
-/** The adapter's marker variable (see `adapters/subprocess/_marked_processes.ts`). */
-const MARKER = "DUPLEX_CLAUDE_SESSION";
-
-async function psText(args: readonly string[]): Promise<string> {
-  const output = await new Deno.Command("ps", {
-    args: [...args],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(output.stdout); // exits 1 when no listed pid exists
-}
-
 /**
- * The marker of a running CLI, read from its environment.
+ * Runs `fn` with a {@linkcode poolUnderTest}; always closes the pool, then
+ * (when `fn` succeeded) asserts that no process the pool launched is left.
  *
- * @param pid The CLI's pid.
- * @returns Its `DUPLEX_CLAUDE_SESSION` value.
+ * @param cli The binary.
+ * @param sandbox Where it runs.
+ * @param options More pool options.
+ * @param fn The scenario.
+ * @returns Once the pool is closed and its processes are gone.
  */
-export async function markerOf(pid: number): Promise<string> {
-  const found = new RegExp(`(?:^|\\s)${MARKER}=([0-9a-f-]{36})(?:\\s|$)`)
-    .exec(await psText(["-ww", "-o", "args=", "e", "-p", String(pid)]));
-  assert.ok(found, `the CLI ${pid} carries no ${MARKER} (is it alive?)`);
-  return found[1]!;
-}
-
-/** A live process that should be gone. */
-interface Survivor {
-  readonly pid: number;
-  /** Carries a duplex marker (so it is ours: a reused pid never carries one). */
-  readonly marked: boolean;
-  /** `pid stat command`, for the failure. */
-  readonly shown: string;
-}
-
-/** Every live process that is one of `pids` or carries one of `markers`. */
-async function survivors(pids: readonly number[], markers: readonly string[]): Promise<Survivor[]> {
-  const left: Survivor[] = [];
-  for (const line of (await psText(["-e", "-ww", "-o", "pid=,stat=,args=", "e"])).split("\n")) {
-    const row = /^\s*(\d+)\s+(\S+)\s*(.*)$/.exec(line);
-    if (!row || row[2]!.startsWith("Z") || Number(row[1]) === Deno.pid) continue;
-    const args = `${row[3]} `;
-    const pid = Number(row[1]);
-    if (pids.includes(pid) || markers.some((m) => args.includes(` ${MARKER}=${m} `))) {
-      const command = JSON.stringify(args.split(/ [A-Z_]+=/)[0]!.slice(0, 100));
-      left.push({
-        pid,
-        marked: args.includes(` ${MARKER}=`),
-        shown: `${pid} ${row[2]} ${command}`,
-      });
-    }
-  }
-  return left;
-}
-
-/**
- * Asserts that within `timeoutMs` none of `pids` runs and no process carries
- * one of `markers`; otherwise kills the marked ones (SIGKILL, so no test
- * leaves them) and fails listing them all.
- *
- * @param pids Processes that must be gone.
- * @param markers Markers of the CLIs whose descendants must be gone.
- * @param timeoutMs How long they may take.
- */
-export async function assertNoneLeft(
-  pids: readonly number[],
-  markers: readonly string[],
-  timeoutMs = 5_000,
+export async function withPool(
+  cli: string,
+  sandbox: Pick<Sandbox, "work" | "env">,
+  options: Omit<SessionPoolOptions, "launch" | "onEvent">,
+  fn: (p: PoolUnderTest) => Promise<void>,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let left = await survivors(pids, markers);
-  while (left.length > 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    left = await survivors(pids, markers);
+  const p = poolUnderTest(cli, sandbox, options);
+  try {
+    await fn(p);
+  } finally {
+    await p.pool.close();
   }
-  if (left.length === 0) return;
-  for (const row of left.filter((row) => row.marked)) {
-    try {
-      Deno.kill(row.pid, "SIGKILL");
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  const shown = left.map((row) => row.shown).join("\n  ");
-  assert.fail(`${left.length} process(es) survived the pool:\n  ${shown}`);
+  await assertNoneLeft(p.launched.map((l) => l.pid), [], "after the pool closed");
 }

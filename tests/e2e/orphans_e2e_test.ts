@@ -60,13 +60,23 @@
 import assert from "node:assert/strict";
 import { allow, DuplexSession, isDuplexError } from "../../mod.ts";
 import { collectText, e2eTest, reap, sandboxedCli, waitUntil, withSandbox } from "./_harness.ts";
+import {
+  assertNoneLeft,
+  isZombie,
+  living,
+  marked,
+  markerOf,
+  ps,
+  PS_COLUMNS,
+  type PsRow,
+  psRows,
+  show,
+} from "./_ps.ts";
 
 /** Bound on every awaited turn. */
 const TURN = { timeoutMs: 20_000 } as const;
 /** How long the processes may take to be gone after a shutdown. */
 const GONE_MS = 5_000;
-/** The adapter's marker variable (see `adapters/subprocess/_marked_processes.ts`). */
-const MARKER_VARIABLE = "DUPLEX_CLAUDE_SESSION";
 
 /** The names the background command prints, one `name=pid` line each. */
 const NAMES = ["plain", "nohup", "double", "setsid", "stubborn", "keeper", "kept"] as const;
@@ -99,107 +109,15 @@ const HOST_PERMISSIONS = Deno.permissions.querySync({ name: "ffi" }).state === "
 const HOST_SCRIPT = decodeURIComponent(new URL("./_orphan_host.ts", import.meta.url).pathname);
 
 // ---------------------------------------------------------------------------
-// Processes, seen through `ps` (Deno needs --allow-all to read /proc)
-
-/** One line of `ps`. */
-interface PsRow {
-  readonly pid: number;
-  readonly ppid: number;
-  readonly pgid: number;
-  readonly sid: number;
-  readonly stat: string;
-  /** The command line, followed by the environment when asked with `e`. */
-  readonly args: string;
-}
-
-const PS_COLUMNS = "pid=,ppid=,pgid=,sid=,stat=,args=";
-
-async function ps(args: readonly string[]): Promise<string> {
-  const output = await new Deno.Command("ps", {
-    args: [...args],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  // ps exits 1 when no listed pid exists: the empty output says that.
-  return new TextDecoder().decode(output.stdout);
-}
-
-function parseRows(text: string): PsRow[] {
-  const rows: PsRow[] = [];
-  for (const line of text.split("\n")) {
-    const match = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s*(.*)$/.exec(line);
-    if (!match) continue;
-    rows.push({
-      pid: Number(match[1]),
-      ppid: Number(match[2]),
-      pgid: Number(match[3]),
-      sid: Number(match[4]),
-      stat: match[5]!,
-      args: match[6] ?? "",
-    });
-  }
-  return rows;
-}
-
-function isZombie(row: PsRow): boolean {
-  return row.stat.startsWith("Z") || row.stat.startsWith("X");
-}
-
-/** The rows of the given pids that are alive (not zombies). */
-async function living(pids: readonly number[]): Promise<PsRow[]> {
-  if (pids.length === 0) return [];
-  const rows = parseRows(await ps(["-ww", "-o", PS_COLUMNS, "-p", pids.join(",")]));
-  return rows.filter((row) => !isZombie(row));
-}
-
-/** Every live process whose environment carries the marker (any session when undefined). */
-async function marked(marker: string | undefined): Promise<PsRow[]> {
-  const rows = parseRows(await ps(["-e", "-ww", "-o", PS_COLUMNS, "e"]));
-  const entry = marker === undefined ? `${MARKER_VARIABLE}=` : `${MARKER_VARIABLE}=${marker} `;
-  return rows.filter((row) =>
-    row.pid !== Deno.pid && !isZombie(row) && `${row.args} `.includes(` ${entry}`)
-  );
-}
-
-/** The session's marker, read from the CLI's environment. */
-async function markerOf(cliPid: number): Promise<string> {
-  const text = await ps(["-ww", "-o", "args=", "e", "-p", String(cliPid)]);
-  const match = new RegExp(`(?:^|\\s)${MARKER_VARIABLE}=([0-9a-f-]{36})(?:\\s|$)`).exec(text);
-  assert.ok(match, `the CLI ${cliPid} carries no ${MARKER_VARIABLE} (is it alive?)`);
-  return match[1]!;
-}
-
-/** A row for a failure message: ids, state and the command (without the environment). */
-function show(row: PsRow): string {
-  const command = row.args.split(/ [A-Za-z_][A-Za-z0-9_]*=/)[0]!;
-  return `pid ${row.pid} ppid ${row.ppid} pgid ${row.pgid} sid ${row.sid} ${row.stat} ` +
-    JSON.stringify(command.slice(0, 120));
-}
+// Processes, seen through `ps` (`_ps.ts`)
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/**
- * Asserts that within {@linkcode GONE_MS} none of `pids` and no process with
- * the marker is alive; the failure lists every survivor.
- */
-async function assertAllGone(pids: readonly number[], marker: string, what: string): Promise<void> {
-  const deadline = Date.now() + GONE_MS;
-  for (;;) {
-    const left = new Map<number, PsRow>();
-    for (const row of await living(pids)) left.set(row.pid, row);
-    for (const row of await marked(marker)) left.set(row.pid, row);
-    if (left.size === 0) return;
-    if (Date.now() > deadline) {
-      assert.fail(
-        `${what}: ${left.size} process(es) survived ${GONE_MS} ms:\n  ` +
-          [...left.values()].map(show).join("\n  "),
-      );
-    }
-    await delay(50);
-  }
+/** Asserts that within {@linkcode GONE_MS} none of `pids` and no process with the marker is alive. */
+function assertAllGone(pids: readonly number[], marker: string, what: string): Promise<void> {
+  return assertNoneLeft(pids, [marker], what, GONE_MS);
 }
 
 /**
@@ -251,7 +169,7 @@ async function assertShapes(spawned: Spawned, cliPid: number): Promise<void> {
   const columns = PS_COLUMNS.replace("args=", "ignored=");
   const text = await ps(["-o", columns, "-p", Object.values(spawned).join(",")]);
   const rows = new Map<number, PsRow>();
-  for (const row of parseRows(text)) if (!isZombie(row)) rows.set(row.pid, row);
+  for (const row of psRows(text)) if (!isZombie(row)) rows.set(row.pid, row);
   for (const name of NAMES) {
     const row = rows.get(spawned[name]);
     assert.ok(row, `${name} (${spawned[name]}) does not run`);

@@ -15,7 +15,8 @@
 import assert from "node:assert/strict";
 import { allow, isDuplexError, type SessionEvent } from "../../mod.ts";
 import { e2eTest, exists, processAlive, waitUntil, withSandbox } from "./_harness.ts";
-import { assertNoneLeft, markerOf, poolUnderTest, requestOf, TURN } from "./_pool_harness.ts";
+import { requestOf, TURN, withPool } from "./_pool_harness.ts";
+import { assertNoneLeft, markerOf } from "./_ps.ts";
 
 /**
  * A model one conversation asks for: an alias, since `set_model` with a name
@@ -43,15 +44,14 @@ e2eTest(
         JSON.stringify({ model: PROJECT_MODEL }),
       );
       const asked: string[] = [];
-      const p = poolUnderTest(cli, box, {
+      await withPool(cli, box, {
         spares: 1,
         parkedSpares: 1,
         onPermission: (_request, { key }) => {
           asked.push(key);
           return allow();
         },
-      });
-      try {
+      }, async (p) => {
         await t.step("a warm spare serves the first turn", async () => {
           await p.next("spare_ready", (e) => e.kind === "warm");
           const spare = p.launched.find((l) => !l.parked);
@@ -150,10 +150,7 @@ e2eTest(
           assert.equal(health.claimRefusals, 1);
           assert.equal(health.failures, 0);
         });
-      } finally {
-        await p.pool.close();
-      }
-      await assertNoneLeft(p.launched.map((l) => l.pid), []);
+      });
     });
   },
 );
@@ -162,20 +159,14 @@ e2eTest(
   "SessionPool: close() ends live, spare, parked and mid-turn processes, rejects waiting acquires",
   async (t, cli) => {
     await withSandbox(async (box) => {
-      const p = poolUnderTest(cli, box, {
-        maxLive: 1,
-        spares: 1,
-        parkedSpares: 1,
-        onPermission: () => allow(),
-      });
-      const subscription = p.pool.subscribe();
-      const seen = (async () => {
-        const types: string[] = [];
-        for await (const event of subscription) types.push(event.type);
-        return types;
-      })();
-      let closed = false;
-      try {
+      const options = { maxLive: 1, spares: 1, parkedSpares: 1, onPermission: () => allow() };
+      await withPool(cli, box, options, async (p) => {
+        // Ends with the pool (the last step asserts it), also when a step fails.
+        const seen = (async () => {
+          const types: string[] = [];
+          for await (const event of p.pool.subscribe()) types.push(event.type);
+          return types;
+        })();
         const slow = "[[slow]] a long answer";
         let background = 0;
         let turn: Promise<unknown> | undefined;
@@ -215,22 +206,17 @@ e2eTest(
           const parkDir = p.launched.find((l) => l.parked)!.cwd!;
           const began = performance.now();
           await p.pool.close();
-          closed = true;
           const took = ms(began);
           console.log(`    close() with 3 processes and a turn in flight: ${took} ms`);
           assert.ok(took < 10_000, `close() took ${took} ms`);
           await assert.rejects(waiting!, (e) => isDuplexError(e, "closed"));
           await assert.rejects(turn!, (e) => isDuplexError(e, "closed"), "the turn in flight ends");
           await assert.rejects(p.pool.acquire("late"), (e) => isDuplexError(e, "closed"));
-          await assertNoneLeft([...pids, background], markers);
+          await assertNoneLeft([...pids, background], markers, "after close()");
           assert.equal(await exists(parkDir), false, "the pool's parking folder is removed");
           assert.equal((await seen).at(-1), "closed", "the subscription ends after `closed`");
         });
-      } finally {
-        if (!closed) await p.pool.close();
-        await subscription.return();
-      }
-      await assertNoneLeft(p.launched.map((l) => l.pid), []);
+      });
     }, { slowDelayMs: 1_000 });
   },
 );

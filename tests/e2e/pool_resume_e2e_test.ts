@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import { isDuplexError } from "../../mod.ts";
 import { deleteSession } from "../../adapters/subprocess/mod.ts";
 import { e2eTest, processAlive, waitUntil, withSandbox } from "./_harness.ts";
-import { assertNoneLeft, messagesOf, poolUnderTest, requestOf, TURN } from "./_pool_harness.ts";
+import { messagesOf, requestOf, TURN, withPool } from "./_pool_harness.ts";
 
 /** What the CLI writes when it has no transcript for `--resume` (2.1.332). */
 const NO_TRANSCRIPT = /No conversation found with session ID/;
@@ -31,8 +31,7 @@ e2eTest(
       const bobDir = `${box.root}/bob`;
       await Deno.mkdir(adaDir);
       await Deno.mkdir(bobDir);
-      const p = poolUnderTest(cli, box, { maxLive: 1, idleMs, parkedSpares: 1 });
-      try {
+      await withPool(cli, box, { maxLive: 1, idleMs, parkedSpares: 1 }, async (p) => {
         let adaId = "";
         let bobId = "";
         let resumedPid = 0;
@@ -130,10 +129,7 @@ e2eTest(
             p.pool.release("bob");
           },
         );
-      } finally {
-        await p.pool.close();
-      }
-      await assertNoneLeft(p.launched.map((l) => l.pid), []);
+      });
     });
   },
 );
@@ -142,8 +138,7 @@ e2eTest(
   "SessionPool: a killed CLI is reported crashed and resumed by the next acquire; unknown resume",
   async (t, cli) => {
     await withSandbox(async (box) => {
-      const p = poolUnderTest(cli, box, { startTimeoutMs: 30_000 });
-      try {
+      await withPool(cli, box, { startTimeoutMs: 30_000 }, async (p) => {
         await t.step(
           "SIGKILL of a live conversation's CLI, then a transparent resume",
           async () => {
@@ -210,10 +205,7 @@ e2eTest(
             assert.equal(p.pool.health.live, 1, "only kiwi's process is live");
           },
         );
-      } finally {
-        await p.pool.close();
-      }
-      await assertNoneLeft(p.launched.map((l) => l.pid), []);
+      });
     }, { slowDelayMs: 1_000 });
   },
 );
