@@ -51,9 +51,7 @@ export function replaySettings(options: ReplayOptions): ReplaySettings {
     options,
     waitMs: checkMs(options.waitTimeoutMs ?? DEFAULT_REPLAY_WAIT_MS, `${what}: waitTimeoutMs`),
     mode: options.strict ? "strict" : options.loose ? "loose" : "default",
-    redact: options.redact === undefined
-      ? (text) => text
-      : redactor(options.redact, options.redactDefaults ?? true, what),
+    redact: redactor(options.redact, options.redactDefaults ?? true, what),
   };
 }
 

@@ -53,7 +53,11 @@ export interface ReplayOptions {
    * value hidden in the transcript matches the live one.
    */
   redact?: readonly Redaction[];
-  /** With `redact`: hide Anthropic API keys (`sk-ant-…`) besides. @default {true} */
+  /**
+   * Hide Anthropic API keys (`sk-ant-…`) besides, as {@linkcode record} does
+   * by default: a recording made without options replays without options.
+   * @default {true}
+   */
   redactDefaults?: boolean;
 }
 

@@ -194,6 +194,21 @@ Deno.test("record() redacts keys, paths, patterns and by function; replay() with
     cli.verify();
   });
 
+  await t.step("without options, replay() hides API keys as record() did", async () => {
+    const sink = memorySink();
+    assert.equal(
+      await run(record(new ScriptedCli({ echo: true }).transport, { to: sink.to })),
+      `Echo: ${prompt}`,
+    );
+    assert.ok(!sink.lines.join("").includes(key), "the key is hidden by default");
+    const cli = replay(sink.entries(), { waitTimeoutMs: 2000 });
+    assert.equal(await run(cli.transport), `Echo: use [redacted] in ${home}/project for ACME-4471`);
+    cli.verify();
+    const kept = replay(sink.entries(), { redactDefaults: false, waitTimeoutMs: 2000 });
+    await assert.rejects(run(kept.transport), DuplexError);
+    assert.match(kept.diff ?? "", /first difference at message\.content/);
+  });
+
   await t.step("redactDefaults: false keeps API keys unless named", async () => {
     const sink = memorySink();
     await run(record(new ScriptedCli({ echo: true }).transport, {
