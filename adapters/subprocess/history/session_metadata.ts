@@ -12,6 +12,20 @@ import { appendStored } from "./_store_history.ts";
 import { appendEntry } from "./_transcript.ts";
 import type { HistoryOptions } from "./history_options.ts";
 
+/* Appends a metadata line to a session: to the store's transcript, or the CLI's file. */
+async function appendMetadata(
+  id: string,
+  entry: { readonly type: string; readonly sessionId: string; readonly [field: string]: unknown },
+  options: HistoryOptions,
+  action: string,
+): Promise<void> {
+  options.signal?.throwIfAborted();
+  if (options.sessionStore !== undefined) return await appendStored(id, entry, options, action);
+  const file = await requireTranscript(id, options, action);
+  options.signal?.throwIfAborted();
+  await appendEntry(file.file, entry, action);
+}
+
 /**
  * Renames a session: appends `{"type":"custom-title","customTitle":…}` to its
  * transcript, the entry the CLI itself writes for `--name` and `/rename`.
@@ -52,12 +66,7 @@ export async function renameSession(
   const action = "rename the session";
   const id = checkSessionId(sessionId, action);
   const customTitle = cleanText(title, "title", action);
-  options.signal?.throwIfAborted();
-  const entry = { type: "custom-title", customTitle, sessionId: id };
-  if (options.sessionStore !== undefined) return await appendStored(id, entry, options, action);
-  const file = await requireTranscript(id, options, action);
-  options.signal?.throwIfAborted();
-  await appendEntry(file.file, entry, action);
+  await appendMetadata(id, { type: "custom-title", customTitle, sessionId: id }, options, action);
 }
 
 /**
@@ -97,10 +106,5 @@ export async function tagSession(
   const action = tag === null ? "clear the session's tag" : "tag the session";
   const id = checkSessionId(sessionId, action);
   const text = tag === null ? "" : cleanText(tag, "tag", action);
-  options.signal?.throwIfAborted();
-  const entry = { type: "tag", tag: text, sessionId: id };
-  if (options.sessionStore !== undefined) return await appendStored(id, entry, options, action);
-  const file = await requireTranscript(id, options, action);
-  options.signal?.throwIfAborted();
-  await appendEntry(file.file, entry, action);
+  await appendMetadata(id, { type: "tag", tag: text, sessionId: id }, options, action);
 }
