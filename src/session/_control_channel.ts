@@ -92,10 +92,9 @@ export class ControlChannel {
       reject: (error) => {
         done();
         const kind = stats.error(error);
-        span.set({ "error.type": kind });
+        if (telemetry.tracing) span.set({ "error.type": kind });
         span.fail(error);
         span.end();
-        telemetry.count("claude.errors", 1, { "error.type": kind });
         reject(error);
       },
     };

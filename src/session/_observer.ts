@@ -10,7 +10,9 @@ import {
 import { Stats } from "./_stats.ts";
 
 export interface Observer {
+  /** Spans and histograms. */
   readonly telemetry: Telemetry;
+  /** The counters: `session.stats`, and their metrics. */
   readonly stats: Stats;
   /** The session's span: the parent of turns and of our control requests. */
   readonly session: SpanHandle;

@@ -19,6 +19,7 @@ import type { PermissionResolvedEvent, SessionEvent } from "./events.ts";
 import type { DropSource, InboundEntry, InboundRegistry } from "./_inbound_registry.ts";
 import { NO_SPAN, type SpanHandle } from "../telemetry/_telemetry.ts";
 import type { Observer } from "./_observer.ts";
+import type { PermissionOutcome } from "./_stats.ts";
 
 type Source = PermissionResolvedEvent["source"];
 
@@ -188,12 +189,10 @@ export class PermissionBroker {
   }
 
   /* How the wait ended, to its span, the metrics and the stats. */
-  #ended(permission: Permission, decision: "allow" | "deny" | "cancelled", source: Source): void {
+  #ended(permission: Permission, decision: PermissionOutcome, source: Source): void {
     const { stats, telemetry } = this.#options.observer;
-    if (decision === "allow") stats.allowed++;
-    else if (decision === "deny") stats.denied++;
-    else stats.cancelled++;
-    if (!telemetry.on) return;
+    stats.permission(decision);
+    if (!telemetry.tracing) return;
     permission.span.set({
       "claude.permission.decision": decision,
       "claude.permission.source": source,
@@ -201,7 +200,6 @@ export class PermissionBroker {
     });
     permission.span.ok();
     permission.span.end();
-    telemetry.count("claude.permission.requests", 1, { "claude.permission.decision": decision });
   }
 
   #pending(entry: InboundEntry<Permission>): boolean {

@@ -97,12 +97,9 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   readonly #transport: Transport;
   readonly #settings: SessionSettings;
   readonly #signal: AbortSignal | undefined;
-  readonly #stats = new Stats();
+  readonly #stats: Stats;
   readonly #observer: Observer;
-  readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent, () => {
-    this.#stats.laggedEvents++;
-    this.#observer.telemetry.count("claude.events.lagged");
-  });
+  readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent, () => this.#stats.lagged());
   readonly #control: ControlChannel;
   readonly #router: ControlRouter;
   readonly #turns: TurnTracker;
@@ -182,6 +179,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     }
     this.#transport = transport;
     this.#settings = settings;
+    this.#stats = new Stats(observed.telemetry);
     const observer: Observer = {
       telemetry: observed.telemetry,
       stats: this.#stats,
@@ -605,10 +603,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   #publish(event: SessionEvent): void {
     this.#broadcast.publish(event);
     this.#turns.record(event);
-    if (event.type === "stderr") {
-      this.#stats.stderrLines++;
-      this.#observer.telemetry.count("claude.stderr.lines");
-    }
+    if (event.type === "stderr") this.#stats.stderrLine();
   }
 
   #onInit(frame: SystemInitFrame): void {
