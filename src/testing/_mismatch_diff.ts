@@ -8,6 +8,7 @@
  */
 
 import { isRecord } from "../protocol/guards.ts";
+import { redactJson } from "./redaction.ts";
 
 /** What the replay knows about its first mismatch. */
 export interface Mismatch {
@@ -54,8 +55,9 @@ export function formatMismatch(m: Mismatch): string {
     out.push(`  expected: ${show(m.expected)}`, `  got:      ${show(m.actual)}`);
     return out.join("\n");
   }
+  // Written ids shown as the recorded ones they stand for, so they do not show as differences.
   const reverse = new Map([...m.ids].map(([recorded, written]) => [written, recorded]));
-  const actual = align(unmap(m.actual, reverse), m.expected);
+  const actual = align(redactJson(m.actual, (text) => reverse.get(text) ?? text), m.expected);
   out.push("", "  --- recorded (expected)", "  +++ written (got)");
   out.push(...lineDiff(pretty(m.expected), pretty(actual)).map((line) => `  ${line}`));
   return out.join("\n");
@@ -75,16 +77,6 @@ function pretty(value: unknown): string[] {
   return JSON.stringify(value, null, 2).split("\n").map((line) => cut(line, MAX_LINE_CHARS));
 }
 
-/* Written ids shown as the recorded ones they stand for, so they do not show as differences. */
-function unmap(value: unknown, reverse: ReadonlyMap<string, string>): unknown {
-  if (typeof value === "string") return reverse.get(value) ?? value;
-  if (Array.isArray(value)) return value.map((item) => unmap(item, reverse));
-  if (isRecord(value)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unmap(v, reverse)]));
-  }
-  return value;
-}
-
 /* The actual value with its keys in the recorded order (extra keys last). */
 function align(actual: unknown, expected: unknown): unknown {
   if (Array.isArray(actual)) {
@@ -100,11 +92,9 @@ function align(actual: unknown, expected: unknown): unknown {
 
 type Op = { kind: " " | "-" | "+"; text: string; a: number; b: number };
 
-/**
- * A unified-style diff of two line lists: hunks of changed lines with
- * context, `@@ recorded line A, written line B @@` headers, bounded length.
- */
-export function lineDiff(a: readonly string[], b: readonly string[]): string[] {
+/* A unified-style diff of two line lists: hunks of changed lines with
+   context, `@@ frame line A (recorded), B (written) @@` headers, bounded length. */
+function lineDiff(a: readonly string[], b: readonly string[]): string[] {
   const ops = diffOps(a, b);
   const changed = ops.map((op, i) => (op.kind === " " ? -1 : i)).filter((i) => i >= 0);
   if (changed.length === 0) return ["  (the pretty-printed frames are equal)"];

@@ -95,7 +95,7 @@ function replacer(match: unknown, replace: string, what = "redaction"): Redactor
  *
  * @param value A parsed JSON value.
  * @param rewrite The rewrite.
- * @returns A rewritten copy (the value itself when nothing is a string).
+ * @returns A rewritten copy (a number, boolean or null as it is).
  */
 export function redactJson(value: unknown, rewrite: Redactor): unknown {
   if (typeof value === "string") return rewrite(value);
