@@ -1,6 +1,7 @@
 // This module is browser compatible.
 /* Every call to the client is bounded by timeoutMs, and its failures are DuplexErrors. */
 
+import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError, type DuplexErrorKind } from "../../src/errors.ts";
 
 /*
@@ -70,28 +71,24 @@ export async function bounded<T>(
   } catch (error) {
     throw failure(op, error);
   }
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      try {
-        pending.cancel?.();
-      } catch { /* cancelling is best effort */ }
-      reject(
-        new DuplexError(
-          "timeout",
-          `Cannot ${op.verb} the PostgreSQL session store (table ${op.label}): no answer ` +
-            `within ${op.timeoutMs} ms (timeoutMs); the server may be unreachable or busy, ` +
-            `and what was sent may still take effect`,
-        ),
-      );
-    }, Math.max(0, op.deadline - performance.now()));
+  using limit = deadline(Math.max(0, op.deadline - performance.now()), {
+    reason: () =>
+      new DuplexError(
+        "timeout",
+        `Cannot ${op.verb} the PostgreSQL session store (table ${op.label}): no answer ` +
+          `within ${op.timeoutMs} ms (timeoutMs); the server may be unreachable or busy, ` +
+          `and what was sent may still take effect`,
+      ),
   });
+  limit.signal.addEventListener("abort", () => {
+    try {
+      pending.cancel?.();
+    } catch { /* cancelling is best effort */ }
+  }, { once: true });
   try {
-    return await Promise.race([Promise.resolve(pending), expired]);
+    // abortable() also keeps a late rejection from going unhandled.
+    return await abortable(Promise.resolve(pending), limit.signal);
   } catch (error) {
     throw failure(op, error);
-  } finally {
-    clearTimeout(timer);
-    Promise.resolve(pending).then(undefined, () => {}); // a late rejection is not unhandled
   }
 }
