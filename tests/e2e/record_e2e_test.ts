@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { DuplexError, DuplexSession, type TransportFactory } from "../../mod.ts";
-import { record, type Redaction, replay } from "../../src/testing/mod.ts";
+import { parseTranscript, record, type Redaction, replay } from "../../src/testing/mod.ts";
 import { e2eTest, exists, processAlive, sandboxedCli, withSandbox } from "./_harness.ts";
 
 const TOOL_PROMPT = "please [[tool:bash:touch made-by-tool.txt && echo tool-ran]]";
@@ -61,17 +61,23 @@ e2eTest("record(): a real-CLI session replays to the same code with no CLI", asy
 
     const text = await Deno.readTextFile(path);
     await t.step("the transcript holds the session, with the sandbox's path hidden", () => {
-      const entries = text.trimEnd().split("\n").map((line) => JSON.parse(line));
-      assert.equal(entries[0].msg.event, "spawn");
-      assert.equal(entries[0].msg.transport, "subprocess");
-      assert.deepEqual(entries.at(-1).msg, { event: "exit", code: 0, signal: null });
-      const stdin = entries.filter((e) => e.dir === "stdin").map((e) => e.msg.type);
+      // In the shared fixtures' format: every line an entry parseTranscript accepts.
+      const entries = parseTranscript(text);
+      assert.equal(entries.length, text.trimEnd().split("\n").length);
+      assert.deepEqual(entries.map((e) => e.seq), entries.map((_, i) => i));
+      assert.equal(entries[0]!.msg!.event, "spawn");
+      assert.equal(entries[0]!.msg!.transport, "subprocess");
+      assert.deepEqual(entries.at(-1)!.msg, { event: "exit", code: 0, signal: null });
+      const stdin = entries.filter((e) => e.dir === "stdin").map((e) => e.msg!.type);
       assert.deepEqual(stdin.filter((type) => type !== "control_request"), [
         "user",
         "user",
         "control_response",
       ]);
-      assert.ok(entries.some((e) => e.msg?.request?.subtype === "can_use_tool"));
+      const subtypes = entries.map((e) =>
+        (e.msg?.request as { subtype?: unknown } | undefined)?.subtype
+      );
+      assert.ok(subtypes.includes("can_use_tool"));
       assert.ok(text.includes('"cwd":"/sandbox/work"'), "the CLI's cwd is recorded, redacted");
       assert.ok(!text.includes(box.root) && !text.includes(root), "no sandbox path is left");
     });
