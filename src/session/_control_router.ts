@@ -97,13 +97,7 @@ export class ControlRouter {
   #hook(requestId: string, request: ControlRequestBody): void {
     const id = typeof request.callback_id === "string" ? request.callback_id : "";
     const callback = this.#hookCallbacks.get(id);
-    const event = isRecord(request.input) && typeof request.input.hook_event_name === "string"
-      ? request.input.hook_event_name
-      : "unknown";
-    this.#traced(requestId, request.subtype, `claude.hook ${event}`, {
-      "claude.hook.event": event,
-      "claude.hook.callback_id": id,
-    }, async (signal) => {
+    const handler = async (signal: AbortSignal): Promise<Record<string, unknown>> => {
       if (!callback) {
         throw new Error(`No hook is registered with callback id ${JSON.stringify(id)}`);
       }
@@ -116,7 +110,18 @@ export class ControlRouter {
         throw new TypeError(`Hook ${id} returned ${typeof output}, not an object`);
       }
       return output;
-    });
+    };
+    if (!this.#observer.telemetry.tracing) {
+      this.#registry.serve(requestId, request.subtype, handler);
+      return;
+    }
+    const event = isRecord(request.input) && typeof request.input.hook_event_name === "string"
+      ? request.input.hook_event_name
+      : "unknown";
+    this.#traced(requestId, request.subtype, `claude.hook ${event}`, {
+      "claude.hook.event": event,
+      "claude.hook.callback_id": id,
+    }, handler);
   }
 
   #mcp(requestId: string, request: ControlRequestBody): void {
@@ -126,15 +131,15 @@ export class ControlRouter {
       server_name: typeof request.server_name === "string" ? request.server_name : "",
       message: request.message,
     };
-    const rpc = isRecord(request.message) ? request.message : {};
-    const params = isRecord(rpc.params) ? rpc.params : {};
     const handler = async (signal: AbortSignal) => ({
       ...await answerMcpMessage(servers, message, signal),
     });
-    if (rpc.method !== "tools/call") {
+    const rpc = isRecord(request.message) ? request.message : {};
+    if (rpc.method !== "tools/call" || !this.#observer.telemetry.tracing) {
       this.#registry.serve(requestId, request.subtype, handler);
       return;
     }
+    const params = isRecord(rpc.params) ? rpc.params : {};
     const tool = typeof params.name === "string" ? params.name : "unknown";
     this.#traced(requestId, request.subtype, `execute_tool ${tool}`, {
       "gen_ai.operation.name": "execute_tool",
@@ -144,7 +149,7 @@ export class ControlRouter {
     }, handler);
   }
 
-  /* Serves a request inside a span that is a child of the running turn. */
+  /* Serves a request inside a span that is a child of the running turn (callers check tracing). */
   #traced(
     requestId: string,
     subtype: string,
@@ -153,10 +158,6 @@ export class ControlRouter {
     handler: (signal: AbortSignal) => Promise<Record<string, unknown>>,
   ): void {
     const { telemetry, turn } = this.#observer;
-    if (!telemetry.tracing) {
-      this.#registry.serve(requestId, subtype, handler);
-      return;
-    }
     const span = telemetry.span(name, attributes, turn());
     this.#registry.serve(requestId, subtype, async (signal) => {
       try {
