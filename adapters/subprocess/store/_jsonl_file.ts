@@ -14,6 +14,7 @@
  * and rebuilt from the file when they differ. */
 
 import { type DecodeDiagnostic, FrameDecoder } from "../../../src/codec/frame_decoder.ts";
+import { abortable, deadline } from "../../../src/_deadline.ts";
 import { DuplexError } from "../../../src/errors.ts";
 import { newEntries, type SerializedEntry } from "../../../src/store/_store_checks.ts";
 import type { SessionStoreEntry } from "../../../src/store/session_store.ts";
@@ -139,27 +140,22 @@ export interface LockedAppend {
 }
 
 async function lockWithin(file: Deno.FsFile, path: string, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const locking = file.lock(true);
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(
-        new DuplexError(
-          "timeout",
-          `Cannot append to the store: ${path} stayed locked by another writer for ` +
-            `${ms} ms (lockTimeoutMs)`,
-        ),
-      );
-    }, ms);
+  // deadline() sets no timer for Infinity (a setTimeout of Infinity fires at once).
+  using limit = deadline(ms, {
+    reason: () =>
+      new DuplexError(
+        "timeout",
+        `Cannot append to the store: ${path} stayed locked by another writer for ` +
+          `${ms} ms (lockTimeoutMs)`,
+      ),
   });
+  const locking = file.lock(true);
   try {
-    await Promise.race([locking, timeout]);
+    await abortable(locking, limit.signal);
   } catch (error) {
     // The lock may still be granted later: release the file then.
     locking.then(() => file.close(), () => file.close());
     throw error;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -232,3 +232,34 @@ Deno.test({
     );
   },
 });
+
+Deno.test("DirectorySessionStore with lockTimeoutMs: Infinity waits for a held lock, however long", async () => {
+  const dir = await makeTestDir();
+  try {
+    const store = new DirectorySessionStore(dir, { lockTimeoutMs: Infinity });
+    await store.append(KEY, [{ type: "x", uuid: "first" }]);
+    // Another open file description holds the lock (flock conflicts within a process too).
+    const holder = await Deno.open(`${dir}/${KEY.projectKey}/${KEY.sessionId}.jsonl`, {
+      read: true,
+      append: true,
+    });
+    let outcome = "pending";
+    let waiting: Promise<void>;
+    try {
+      await holder.lock(true);
+      waiting = store.append(KEY, [{ type: "x", uuid: "after" }]).then(
+        () => void (outcome = "done"),
+        (error: unknown) => void (outcome = `failed: ${error}`),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(outcome, "pending", "no timer for an unbounded wait");
+    } finally {
+      holder.close(); // frees the lock
+    }
+    await waiting;
+    assert.equal(outcome, "done");
+    assert.deepEqual((await store.load(KEY))!.map((e) => e.uuid), ["first", "after"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
