@@ -109,11 +109,6 @@ export class TurnTracker {
     return this.#turns.size > 0;
   }
 
-  /** The uuids of the turns whose lines wait in the CLI's queue, oldest first. */
-  get queued(): string[] {
-    return [...this.#turns.values()].filter((turn) => turn.phase === "waiting").map((t) => t.uuid);
-  }
-
   /** The span of the turn running now (`NO_SPAN` when none runs). */
   get runningSpan(): SpanHandle {
     return this.#running()?.span ?? NO_SPAN;
@@ -200,16 +195,8 @@ export class TurnTracker {
     this.#cliNamesLines = true;
     const turn = this.#turns.get(frame.command_uuid);
     if (!turn) return;
-    if (frame.state === "started") {
-      this.#start(turn);
-    } else if (frame.state === "cancelled" && turn.phase === "waiting") {
-      this.#settle(turn, {
-        error: new DuplexError(
-          "aborted",
-          `Cannot finish the turn: the CLI cancelled the queued prompt ${turn.uuid} before it ran`,
-        ),
-      });
-    }
+    if (frame.state === "started") this.#start(turn);
+    else if (frame.state === "cancelled") this.#withdrawn(turn);
   }
 
   /**
@@ -264,9 +251,7 @@ export class TurnTracker {
   cancelled(uuids: readonly string[]): void {
     for (const uuid of uuids) {
       const turn = this.#turns.get(uuid);
-      if (turn?.phase === "waiting") {
-        this.onLifecycle({ type: "command_lifecycle", command_uuid: uuid, state: "cancelled" });
-      }
+      if (turn) this.#withdrawn(turn);
     }
   }
 
@@ -290,6 +275,17 @@ export class TurnTracker {
       this.#abort(turn, reason);
     }
     if (turn.queued) this.#host.event({ type: "turn_started", uuid: turn.uuid });
+  }
+
+  /* The CLI cancelled a queued line before it ran. */
+  #withdrawn(turn: TrackedTurn): void {
+    if (turn.phase !== "waiting") return;
+    this.#settle(turn, {
+      error: new DuplexError(
+        "aborted",
+        `Cannot finish the turn: the CLI cancelled the queued prompt ${turn.uuid} before it ran`,
+      ),
+    });
   }
 
   /* A CLI that sends no lifecycle frames: the oldest waiting turn runs once nothing runs. */

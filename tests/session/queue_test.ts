@@ -247,3 +247,20 @@ Deno.test("a turn the CLI started itself (no uuids, from a CLI that names lines)
   finish(cli, ["u2"], "two");
   assert.equal((await second).result.text, "two");
 });
+
+Deno.test("with a CLI that names no lines, lines an interrupt cancelled leave its result to the running turn", async () => {
+  const { cli, session } = await scripted({ echo: false });
+  await using _ = session;
+  const first = session.send("first", { queue: true, uuid: "u1" });
+  const second = session.send("second", { queue: true, uuid: "u2" });
+  await userLine(cli, "second");
+  const receipt = session.interrupt({ cancelQueued: true });
+  const request = await cli.nextWrite("control_request:interrupt");
+  cli.emit(controlSuccess(String(request.request_id), { still_queued: [], cancelled: ["u2"] }));
+  assert.deepEqual((await receipt).cancelled, ["u2"]);
+  await assert.rejects(second, (e) => isDuplexError(e, "aborted"));
+  cli.emit(resultFrame({ subtype: "error_during_execution" })); // no uuids, as before
+  const settled = await Promise.race([first.then(() => "settled"), tick(50).then(() => "hung")]);
+  assert.equal(settled, "settled", "the receipt is no lifecycle frame of the CLI's");
+  assert.equal((await first).result.isError, true);
+});
