@@ -1,9 +1,10 @@
 // deno-lint-ignore-file no-console
 /*
  * A program run under Deno's built-in OpenTelemetry by telemetry_e2e_test.ts:
- * two turns with the real CLI, telemetry given as the `@opentelemetry/api`
- * module, inside a span of the program's own. Arguments: the CLI's path, the
- * working folder, and the CLI's environment as JSON.
+ * two turns and a control request with the real CLI, telemetry given as the
+ * `@opentelemetry/api` module, inside a span of the program's own.
+ * Arguments: the CLI's path, the working folder, and the CLI's environment
+ * as JSON.
  */
 import * as otel from "@opentelemetry/api";
 import { DuplexSession } from "../../mod.ts";
@@ -20,6 +21,7 @@ await tracer.startActiveSpan("program", async (program) => {
     const turn = await session.send(prompt, { timeoutMs: 30_000 });
     console.log(JSON.stringify({ uuid: turn.uuid, input: turn.result.tokens.input }));
   }
+  await session.mcpServerStatus(); // a control request of ours, for its span
   await session.close();
   program.end();
 });

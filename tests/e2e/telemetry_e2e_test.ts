@@ -77,6 +77,10 @@ e2eTest(
         assert.match(String(attribute(session, "claude.cli.version")), /^2\.1\.332/);
         assert.equal(typeof attribute(session, "gen_ai.conversation.id"), "string");
         const controls = spans.filter((s) => s.name.startsWith("claude.control "));
+        assert.ok(
+          controls.some((s) => s.name === "claude.control mcp_status"),
+          "the request's span",
+        );
         assert.ok(controls.every((s) => s.parentSpanId === session.spanId));
       } finally {
         await server.shutdown();
