@@ -84,6 +84,17 @@ export async function living(pids: readonly number[]): Promise<PsRow[]> {
 }
 
 /**
+ * The live processes of a session (a tmux pane's program leads one).
+ *
+ * @param sid The session id (its leader's pid).
+ * @returns Their rows.
+ */
+export async function inSession(sid: number): Promise<PsRow[]> {
+  const rows = psRows(await ps(["-ww", "-o", PS_COLUMNS, "-s", String(sid)]));
+  return rows.filter((row) => !isZombie(row));
+}
+
+/**
  * Every live process but this one whose environment carries the marker.
  *
  * @param marker A session's marker; `undefined` for any session's.

@@ -8,6 +8,7 @@
  */
 
 import { waitUntil } from "./_harness.ts";
+import { inSession } from "./_ps.ts";
 
 /** Whether tmux runs here, or why not. */
 export async function tmuxAvailable(): Promise<string | undefined> {
@@ -134,9 +135,14 @@ export class Terminal implements AsyncDisposable {
     return code === undefined ? undefined : Number(code);
   }
 
-  /** Ends the server (and the program, if it still runs). */
+  /**
+   * Ends the server (and the program, if it still runs), and waits (bounded)
+   * until no process of the pane's session is left.
+   */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.tmux(["kill-server"]).catch(() => {});
+    if (this.pid === 0) return;
+    await waitUntil(async () => (await inSession(this.pid)).length === 0, "the pane's end");
   }
 }
 

@@ -387,6 +387,18 @@ function withoutReminders(text: string): string {
 }
 
 /**
+ * What reached the model since request `from`: the Messages request bodies,
+ * as JSON text, one a line.
+ *
+ * @param api The fake API.
+ * @param from How many requests came before.
+ * @returns The bodies' text.
+ */
+export function sentToModel(api: Pick<FakeApi, "messageRequests">, from: number): string {
+  return api.messageRequests.slice(from).map((request) => JSON.stringify(request.body)).join("\n");
+}
+
+/**
  * The prompt of a Messages request: the last user text block of its last
  * user message that is not a system reminder and not an interrupt marker.
  *

@@ -25,25 +25,13 @@ import {
   renameSession,
   tagSession,
 } from "../../adapters/subprocess/mod.ts";
-import {
-  e2eTest,
-  processAlive,
-  type Sandbox,
-  sandboxedCli,
-  waitUntil,
-  withSandbox,
-} from "./_harness.ts";
-import type { FakeApi } from "./fake_api.ts";
-import { tmuxAvailable } from "./_terminal.ts";
+import { e2eTest, type Sandbox, sandboxedCli, waitUntil, withSandbox } from "./_harness.ts";
+import { sentToModel } from "./fake_api.ts";
+import { Terminal, tmuxAvailable } from "./_terminal.ts";
 import { unavailableStep } from "../_unavailable.ts";
 import { texts } from "../adapters/subprocess/_history_fixtures.ts";
 
 const TURN = { timeoutMs: 30_000 } as const;
-
-/** The Messages request bodies since `from`, as text (what reached the model). */
-function sentToModel(api: FakeApi, from: number): string {
-  return api.messageRequests.slice(from).map((request) => JSON.stringify(request.body)).join("\n");
-}
 
 /** Runs prompts in one CLI process; returns the session id and the live assistant frames. */
 async function runTurns(
@@ -267,97 +255,15 @@ e2eTest(
 // ---------------------------------------------------------------------------
 // The CLI's terminal interface, driven through tmux (a private server per call)
 
-/** One tmux server on a socket of the sandbox, running one command in a 160x45 pane. */
-class Pane implements AsyncDisposable {
-  readonly #socket: string;
-  #pid = 0;
-
-  constructor(socket: string) {
-    this.#socket = socket;
-  }
-
-  /** Starts `argv` in `cwd`, with exactly `env` as its environment. */
-  static async start(
-    socket: string,
-    cwd: string,
-    env: Record<string, string>,
-    argv: readonly string[],
-  ): Promise<Pane> {
-    const pane = new Pane(socket);
-    const vars = Object.entries({ ...env, TERM: "xterm-256color" }).map(([k, v]) => `${k}=${v}`);
-    await pane.#tmux(
-      "new-session",
-      "-d",
-      "-s",
-      "h",
-      "-x",
-      "160",
-      "-y",
-      "45",
-      "-c",
-      cwd,
-      "env",
-      "-i",
-      ...vars,
-      ...argv,
-    );
-    pane.#pid = Number(
-      (await pane.#tmux("display-message", "-p", "-t", "h", "#{pane_pid}")).trim(),
-    );
-    return pane;
-  }
-
-  async #tmux(...args: string[]): Promise<string> {
-    const out = await new Deno.Command("tmux", {
-      args: ["-S", this.#socket, ...args],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!out.success) {
-      throw new Error(`Cannot run tmux ${args[0]}: ${new TextDecoder().decode(out.stderr).trim()}`);
-    }
-    return new TextDecoder().decode(out.stdout);
-  }
-
-  /** The screen's text. */
-  screen(): Promise<string> {
-    return this.#tmux("capture-pane", "-p", "-t", "h");
-  }
-
-  /** Waits (bounded) until the screen satisfies `pred`; returns it. */
-  async waitFor(
-    pred: (text: string) => boolean,
-    what: string,
-    timeoutMs = 20_000,
-  ): Promise<string> {
-    let text = "";
-    try {
-      await waitUntil(async () => pred(text = await this.screen()), what, timeoutMs);
-    } catch (error) {
-      throw new Error(`${(error as Error).message}; the screen:\n${text}`);
-    }
-    return text;
-  }
-
-  /** Types text, then Enter. */
-  async type(text: string): Promise<void> {
-    await this.#tmux("send-keys", "-t", "h", "-l", text);
-    await this.#tmux("send-keys", "-t", "h", "Enter");
-  }
-
-  /** Waits (bounded) until the pane's program has exited by itself. */
-  async exited(timeoutMs = 15_000): Promise<void> {
-    await waitUntil(async () => !(await processAlive(this.#pid)), "the CLI exit", timeoutMs);
-  }
-
-  /** Ends the server and its pane, and waits until the program is gone. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.#tmux("kill-server").catch(() => {});
-    if (this.#pid > 0) {
-      await waitUntil(async () => !(await processAlive(this.#pid)), "the pane's end");
-    }
-  }
+/** `argv` in a 160x45 tmux pane of a private server on a socket of the sandbox. */
+function openTerminal(box: Sandbox, argv: readonly string[]): Promise<Terminal> {
+  return Terminal.open({
+    argv,
+    cwd: box.work,
+    env: box.env,
+    socket: `${box.root}/tmux.sock`,
+    size: [160, 45],
+  });
 }
 
 /** Lets the interactive CLI start without questions: onboarding done, the key and the folder trusted. */
@@ -382,12 +288,12 @@ async function runInteractiveTurn(
   configDir: string,
 ): Promise<void> {
   await trustSandbox(box);
-  await using pane = await Pane.start(`${box.root}/tmux.sock`, box.work, box.env, [cli]);
-  await pane.waitFor((text) => /shift\+tab|for shortcuts/.test(text), "the prompt box");
-  await pane.type(prompt);
-  await pane.waitFor((text) => text.includes(`Echo: ${prompt}`), "the answer");
-  await pane.type("/exit");
-  await pane.exited();
+  await using term = await openTerminal(box, [cli]);
+  await term.until((text) => /shift\+tab|for shortcuts/.test(text), "the prompt box");
+  await term.typeLine(prompt);
+  await term.until((text) => text.includes(`Echo: ${prompt}`), "the answer");
+  await term.typeLine("/exit");
+  await term.until((text) => /\[exited \d+\]$/.test(text), "the CLI exit", 15_000);
   await waitUntil(async () => (await listSessions({ configDir })).length > 0, "the transcript");
 }
 
@@ -397,9 +303,6 @@ async function openPicker(
   box: Sandbox,
   pred: (text: string) => boolean,
 ): Promise<string> {
-  await using pane = await Pane.start(`${box.root}/tmux.sock`, box.work, box.env, [
-    cli,
-    "--resume",
-  ]);
-  return await pane.waitFor((text) => text.includes("Resume session") && pred(text), "the picker");
+  await using term = await openTerminal(box, [cli, "--resume"]);
+  return await term.until((text) => text.includes("Resume session") && pred(text), "the picker");
 }

@@ -22,6 +22,7 @@ import { importSessionToStore } from "../../adapters/subprocess/store/import_ses
 import { materializeSession } from "../../adapters/subprocess/store/materialize_session.ts";
 import { projectKeyOf } from "../../src/store/project_key.ts";
 import { e2eTest, exists, sandboxedCli, withSandbox } from "./_harness.ts";
+import { sentToModel } from "./fake_api.ts";
 
 const TURN = { timeoutMs: 30_000 } as const;
 
@@ -32,6 +33,7 @@ e2eTest(
       const configDir = `${box.home}/.claude`;
       const where = { configDir, dir: box.work };
       const store = new DirectorySessionStore(`${box.root}/store`);
+      const projectKey = projectKeyOf(await Deno.realPath(box.work));
       let sessionId = "";
       await t.step("the CLI writes a conversation; it is imported into the store", async () => {
         await using session = await DuplexSession.start({ transport: sandboxedCli(cli, box) });
@@ -42,10 +44,7 @@ e2eTest(
         sessionId = session.sessionId!;
         await session.close();
         const { key, entries } = await importSessionToStore(sessionId, store, where);
-        assert.deepEqual(key, {
-          projectKey: projectKeyOf(await Deno.realPath(box.work)),
-          sessionId,
-        });
+        assert.deepEqual(key, { projectKey, sessionId });
         assert.ok(entries > 4, `${entries} entries`);
         const stored = { sessionStore: store, dir: box.work };
         assert.deepEqual(
@@ -70,7 +69,7 @@ e2eTest(
           const file = (await getSessionInfo(sessionId, where))!.file;
           await deleteSession(sessionId, where);
           assert.equal(await exists(file), false);
-          const key = { projectKey: projectKeyOf(await Deno.realPath(box.work)), sessionId };
+          const key = { projectKey, sessionId };
           const written = await materializeSession(store, key, { configDir: fresh, dir: box.work });
           assert.equal(written.file, `${fresh}/projects/${key.projectKey}/${sessionId}.jsonl`);
           assert.deepEqual(
@@ -95,8 +94,7 @@ e2eTest(
         } catch {
           // The CLI may refuse the unknown session: then the model sees nothing at all.
         }
-        const sent = box.api.messageRequests.slice(from).map((r) => JSON.stringify(r.body));
-        assert.doesNotMatch(sent.join("\n"), /heron|kestrel/);
+        assert.doesNotMatch(sentToModel(box.api, from), /heron|kestrel/);
       });
 
       await t.step(
@@ -115,9 +113,7 @@ e2eTest(
           assert.equal(turn.result.isError, false, turn.result.text);
           assert.equal(session.sessionId, sessionId, "the same session continues");
           await session.close();
-          const sent = box.api.messageRequests.slice(from).map((r) => JSON.stringify(r.body)).join(
-            "\n",
-          );
+          const sent = sentToModel(box.api, from);
           assert.match(sent, /heron/, "the first turn reached the model");
           assert.match(sent, /kestrel/, "the second turn reached the model");
           assert.equal(
@@ -129,7 +125,7 @@ e2eTest(
       );
 
       await t.step("importing the resumed session again adds only the new entries", async () => {
-        const key = { projectKey: projectKeyOf(await Deno.realPath(box.work)), sessionId };
+        const key = { projectKey, sessionId };
         const before = (await store.load(key))!;
         await importSessionToStore(sessionId, store, { configDir: fresh, dir: box.work });
         const after = (await store.load(key))!;
