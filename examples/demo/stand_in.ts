@@ -10,7 +10,9 @@
  *
  * `set_model` and `set_permission_mode` take effect (the next turn's
  * `system/init` says so; in `acceptEdits` or `bypassPermissions` Bash runs
- * without asking), and an "always allow" answer is remembered.
+ * without asking), an "always allow" answer is remembered, and an allow with
+ * an `updatedInput` command "runs" that command instead. The chat
+ * (`chat.ts`) and the scripted tour (`tour.ts`) both talk to it.
  *
  * @module
  */
@@ -188,6 +190,7 @@ async function bash(
   const free = state.allowed.has(`Bash(${command})`) || state.allowed.has("Bash") ||
     state.mode === "acceptEdits" || state.mode === "bypassPermissions";
   let denied: string | undefined = undefined;
+  let ran = command;
   if (!free) {
     const requestId = crypto.randomUUID();
     c.emit(canUseToolRequest({
@@ -213,6 +216,9 @@ async function bash(
     }
     const decision = (answer.response as { response?: Record<string, unknown> }).response ?? {};
     if (decision.behavior !== "allow") denied = String(decision.message ?? "denied");
+    // As the real CLI does, an allow may rewrite the command.
+    const rewritten = (decision.updatedInput as { command?: unknown } | undefined)?.command;
+    if (typeof rewritten === "string") ran = rewritten;
     for (const update of (decision.updatedPermissions ?? []) as { rules?: unknown[] }[]) {
       for (const rule of (update.rules ?? []) as { toolName: string; ruleContent?: string }[]) {
         state.allowed.add(
@@ -221,7 +227,7 @@ async function bash(
       }
     }
   }
-  const output = denied ?? `(the stand-in does not run commands; it would have run: ${command})`;
+  const output = denied ?? `(the stand-in does not run commands; it would have run: ${ran})`;
   c.emit(userToolResultFrame({
     toolUseId,
     content: output,

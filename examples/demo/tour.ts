@@ -1,12 +1,11 @@
 /**
  * The demo's scripted tour, for when stdin is not a terminal (CI, a pipe):
- * a session over a scripted stand-in of the CLI that speaks the real wire
- * protocol (frames shaped like recorded CLI 2.1.332 sessions), with no
- * `claude` binary and no API key.
+ * a session over the chat's own stand-in for the CLI (`stand_in.ts`, which
+ * speaks the real wire protocol), with no `claude` binary and no API key.
  *
  * It shows streaming events with `for await`, a tool permission answered by
  * code (with a rewritten input), a deferred permission answered "later" by a
- * person (simulated), and a stalled turn cancelled with an AbortSignal. Each
+ * person (simulated), and a slow turn cancelled with an AbortSignal. Each
  * step waits until the subscriber has printed the turn's events, so the
  * output is in order.
  *
@@ -14,100 +13,25 @@
  */
 
 import { DuplexSession, type PermissionRequest, type SessionEvent } from "@duplex/claude";
-import {
-  assistantTextFrame,
-  assistantToolUseFrame,
-  canUseToolRequest,
-  initFrame,
-  resultFrame,
-  ScriptedCli,
-  streamTextDeltaFrames,
-  userToolResultFrame,
-} from "@duplex/claude/testing";
+import { standIn } from "./stand_in.ts";
 
 const encoder = new TextEncoder();
 
-function log(line: string): void {
-  Deno.stdout.writeSync(encoder.encode(line + "\n"));
+function write(text: string): void {
+  Deno.stdout.writeSync(encoder.encode(text));
 }
 
-/* A stand-in CLI: plain prompts are echoed with streaming deltas; "[[tool]]" asks to run Bash;
-   "[[ask a person]]" asks to Write; "[[stall]]" streams a little and hangs until interrupted. */
-function tourCli(): ScriptedCli {
-  const cli = new ScriptedCli({ sessionId: "demo-session" });
-  let cost = 0;
-  const result = (text: string, uuid: unknown) =>
-    resultFrame({ text, totalCostUsd: cost += 0.0003, userMessageUuid: String(uuid) });
-  const has = (marker: string) => (f: Record<string, unknown>) =>
-    f.type === "user" && JSON.stringify(f).includes(marker);
-
-  cli.on(has("[[tool]]"), (frame, c) => {
-    c.emit(initFrame({ sessionId: "demo-session" }));
-    c.emit(
-      assistantToolUseFrame({ id: "toolu_demo", name: "Bash", input: { command: "rm -rf build" } }),
-    );
-    c.emit(canUseToolRequest({
-      requestId: "perm-demo-1",
-      toolName: "Bash",
-      input: { command: "rm -rf build" },
-      toolUseId: "toolu_demo",
-    }));
-    c.nextWrite("control_response").then((answer) => {
-      const decision = (answer.response as { response: Record<string, unknown> }).response;
-      const ran = (decision.updatedInput as { command?: string } | undefined)?.command;
-      c.emit(userToolResultFrame({ toolUseId: "toolu_demo", content: `ran: ${ran}` }));
-      c.emit(assistantTextFrame(`The tool ran \`${ran}\`.`));
-      c.emit(result(`The tool ran \`${ran}\`.`, frame.uuid));
-    });
-  });
-  cli.on(has("[[ask a person]]"), (frame, c) => {
-    c.emit(initFrame({ sessionId: "demo-session" }));
-    c.emit(canUseToolRequest({
-      requestId: "perm-demo-2",
-      toolName: "Write",
-      input: { file_path: "notes.md" },
-    }));
-    c.nextWrite("control_response", { timeoutMs: 60_000 }).then((answer) => {
-      const decision = (answer.response as { response: { behavior: string } }).response;
-      const how = decision.behavior === "allow" ? "allowed" : "denied";
-      c.emit(result(`Write was ${how}.`, frame.uuid));
-    });
-  });
-  cli.on(has("[[stall]]"), (frame, c) => {
-    c.emit(initFrame({ sessionId: "demo-session" }));
-    const stalled = streamTextDeltaFrames("Thinking very hard about", { messageId: "msg_stall" });
-    c.emit(...stalled.slice(0, 4));
-    c.nextWrite("control_request:interrupt").then((req) => {
-      c.emit({
-        type: "control_response",
-        response: {
-          subtype: "success",
-          request_id: req.request_id,
-          response: { still_queued: [] },
-        },
-      });
-      c.emit(resultFrame({
-        subtype: "error_during_execution",
-        terminalReason: "aborted_streaming",
-        userMessageUuid: String(frame.uuid),
-      }));
-    });
-  });
-  cli.on("user", (frame, c) => {
-    const text = JSON.stringify(frame.message).match(/"text":"([^"]*)"/)?.[1] ?? "";
-    c.emit(initFrame({ sessionId: "demo-session" }));
-    c.emit(...streamTextDeltaFrames(`Echo: ${text}`, { messageId: `msg_${frame.uuid}` }));
-    c.emit(assistantTextFrame(`Echo: ${text}`));
-    c.emit(result(`Echo: ${text}`, frame.uuid));
-  });
-  return cli;
+function log(line: string): void {
+  write(line + "\n");
 }
 
 /** A UI-style subscriber that prints what streams in, and lets the tour wait for it. */
 class Printer {
   readonly done: Promise<void>;
   #results = 0;
+  #streaming = false;
   #waiters: { count: number; resolve: () => void }[] = [];
+  #asked: ((request: PermissionRequest) => void)[] = [];
 
   constructor(session: DuplexSession) {
     this.done = (async () => {
@@ -121,12 +45,25 @@ class Printer {
     return new Promise((resolve) => this.#waiters.push({ count, resolve }));
   }
 
+  /** Resolves with the next permission request the subscriber shows (a UI's card). */
+  nextRequest(): Promise<PermissionRequest> {
+    return new Promise((resolve) => this.#asked.push(resolve));
+  }
+
   #print(event: SessionEvent): void {
     if (event.type === "stream_event" && event.event.type === "content_block_delta") {
       const delta = event.event.delta as { text?: string };
-      if (delta.text) log(`  [stream] ${JSON.stringify(delta.text)}`);
-    } else if (event.type === "permission_request") {
+      if (!delta.text) return;
+      if (!this.#streaming) write("  [stream] ");
+      this.#streaming = true;
+      write(delta.text); // each piece as it arrives
+      return;
+    }
+    if (this.#streaming) write("\n");
+    this.#streaming = false;
+    if (event.type === "permission_request") {
       log(`  [event] permission_request for ${event.request.toolName}`);
+      for (const resolve of this.#asked.splice(0)) resolve(event.request);
     } else if (event.type === "exit") {
       log(`  [event] exit: ${event.status.state}`);
     } else if (event.type === "result") {
@@ -140,15 +77,14 @@ class Printer {
 /** Runs the tour and closes its session. */
 export async function runTour(): Promise<void> {
   const session = await DuplexSession.start({
-    transport: tourCli().transport,
+    transport: standIn(),
     onPermission(request: PermissionRequest) {
-      if (request.toolName === "Bash") {
-        log(
-          `  [permission] ${request.toolName} wants: ${request.input.command} -> allow, rewritten`,
-        );
+      const command = String(request.input.command);
+      if (command.startsWith("rm ")) {
+        log(`  [permission] ${request.toolName} wants: ${command} -> allow, rewritten`);
         return { behavior: "allow", updatedInput: { command: "echo 'rm skipped by host'" } };
       }
-      log(`  [permission] ${request.toolName} deferred to a person (id ${request.requestId})`);
+      log(`  [permission] ${request.toolName}: ${command} deferred to a person`);
       return { behavior: "defer" };
     },
   });
@@ -160,23 +96,23 @@ export async function runTour(): Promise<void> {
   log(`   result: ${hello.result.text} (cost $${hello.result.costUsd.toFixed(4)})`);
 
   log("2. A tool call answered by code:");
-  const tool = await session.send("Clean the build [[tool]]");
+  const tool = await session.send("Clean the build [[tool:bash:rm -rf build]]");
   await printer.printed(2);
   log(`   result: ${tool.result.text}`);
 
   log("3. A tool call answered later by a person:");
-  const waiting = session.send("Take notes [[ask a person]]");
-  setTimeout(() => {
-    log("   (a person clicks 'Allow' 300 ms later)");
-    session.respondToPermission("perm-demo-2", { behavior: "allow" });
-  }, 300);
+  const waiting = session.send("Take notes [[tool:bash:touch notes.md]]");
+  const card = await printer.nextRequest();
+  await new Promise((resolve) => setTimeout(resolve, 300)); // the person reads the card
+  log(`   (a person clicks 'Allow' for ${card.toolName} 300 ms later)`);
+  await session.respondToPermission(card.requestId, { behavior: "allow" });
   const noted = await waiting;
   await printer.printed(3);
   log(`   result: ${noted.result.text}`);
 
-  log("4. A stalled turn, cancelled with AbortSignal.timeout(200):");
+  log("4. A slow turn, cancelled with AbortSignal.timeout(200):");
   try {
-    await session.send("Ponder forever [[stall]]", { signal: AbortSignal.timeout(200) });
+    await session.send("Ponder this [[slow]]", { signal: AbortSignal.timeout(200) });
   } catch (error) {
     await printer.printed(4);
     log(`   send rejected with ${(error as Error).name}; the CLI was interrupted`);

@@ -6,7 +6,9 @@
  * step asserts what the screen shows: the streamed answer, a permission
  * prompt answered "always" (then not asked again) and "no", Ctrl-C during a
  * slow turn (the answer cut, the prompt back, the session still usable),
- * `/model`, `/mode`, `/cost`, `/quit`; and that no CLI is left.
+ * `/model`, `/mode`, `/cost`, `/quit`; and that no CLI is left. With stdin
+ * not a terminal, the demo runs its scripted tour instead, which must run
+ * in order to its end and exit 0 (that needs no tmux).
  *
  * Without tmux the tests are skipped loudly; with `CI=true` they fail.
  *
@@ -37,6 +39,39 @@ async function demoArgv(): Promise<string[]> {
     script,
   ];
 }
+
+Deno.test("demo with stdin not a terminal: the scripted tour runs to its end and exits 0", async () => {
+  const [bin, ...args] = await demoArgv();
+  const output = await new Deno.Command(bin!, {
+    args,
+    cwd: new URL(".", root).pathname,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(30_000),
+  }).output();
+  const stdout = new TextDecoder().decode(output.stdout);
+  assert.equal(output.code, 0, `${stdout}\n${new TextDecoder().decode(output.stderr)}`);
+  const steps = [
+    /^1\. A plain turn, streamed:\n {2}\[stream\] Echo: Say hi\.\n {3}result: Echo: Say hi\. \(cost \$0\.0003\)$/m,
+    /^2\. A tool call answered by code:\n {2}\[permission\] Bash wants: rm -rf build -> allow, rewritten$/m,
+    /^ {3}result: Tool said: .*it would have run: echo 'rm skipped by host'\)$/m,
+    /^3\. A tool call answered later by a person:\n {2}\[permission\] Bash: touch notes\.md deferred/m,
+    /^ {3}\(a person clicks 'Allow' for Bash 300 ms later\)$/m,
+    /^ {3}result: Tool said: .*it would have run: touch notes\.md\)$/m,
+    /^4\. A slow turn, cancelled with AbortSignal\.timeout\(200\):$/m,
+    /^ {3}send rejected with TimeoutError; the CLI was interrupted$/m,
+    /^ {3}next turn works: Echo: Still there\?$/m,
+    /^ {2}\[event\] exit: completed\nClosed: completed\.$/m,
+  ];
+  let from = 0;
+  for (const step of steps) {
+    const at = stdout.slice(from).search(step);
+    assert.ok(at >= 0, `${step} after offset ${from} in:\n${stdout}`);
+    from += at;
+  }
+});
 
 /** Skips loudly (or fails on CI) when tmux is missing; returns whether to go on. */
 async function needTmux(t: Deno.TestContext): Promise<boolean> {
