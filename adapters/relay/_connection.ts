@@ -55,7 +55,8 @@ export interface ConnectionHost {
    * Starts a hibernated session again (`claude --resume`) if the credential's
    * owner owns it, or one the shared session store holds the record of (its
    * output numbering continuing after `after`); resolves with `undefined`
-   * for an unknown one or another owner's, alike.
+   * for an unknown one or another owner's, alike. Asked only for a
+   * credential whose policy allows resumes.
    *
    * @throws {Refusal} `busy` at the relay's maximum, `spawn_failed`.
    */

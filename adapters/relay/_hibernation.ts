@@ -6,36 +6,21 @@
  * @module
  */
 
-import type { SpawnRequest } from "../../src/remote/wire.ts";
-import { ownedBy } from "./_access.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
-import type { OutputEntry } from "./_output_buffer.ts";
+import { ownedBy } from "./_access.ts";
+import type { Wake } from "./_relay_session_types.ts";
 
 /** The most unacknowledged output kept with a hibernated session. */
 export const HIBERNATED_TAIL_BYTES = 64 * 1024;
 
-/** What a hibernated session keeps. */
-export interface Hibernated {
-  /** The session token the client resumes with. */
-  readonly id: string;
+/**
+ * What a hibernated session keeps: what its resume starts from (the options
+ * it ran with, `resume` set; at most {@linkcode HIBERNATED_TAIL_BYTES} of
+ * output), who may resume it, and when its old process has gone.
+ */
+export interface Hibernated extends Wake {
   /** The credential that created it: the only one that may resume it. */
   readonly owner: string;
-  /** The CLI's session id (`--resume`). */
-  readonly cliSessionId: string;
-  /** The options its process ran with. */
-  readonly options: SubprocessOptions;
-  /** The spawn request it was started with (for its record in the store). */
-  readonly spawn: SpawnRequest;
-  /** Its record's epoch in the store (0 without one). */
-  readonly epoch: number;
-  /** The last output sequence number produced. */
-  readonly outSeq: number;
-  /** Output after this sequence number is kept (in `tail`); a resume from before it is a gap. */
-  readonly keptAfter: number;
-  /** The last input sequence number written to the CLI. */
-  readonly applied: number;
-  /** Output the client had not acknowledged (at most {@linkcode HIBERNATED_TAIL_BYTES}). */
-  readonly tail: readonly OutputEntry[];
   /** Resolves when the old process has gone (a resume waits for it). */
   readonly gone: Promise<void>;
 }
@@ -61,19 +46,14 @@ export class HibernatedSessions {
   }
 
   /**
-   * Keeps one, dropping the oldest beyond the bound.
-   *
-   * @returns The dropped ones' count.
+   * Keeps one (again, when its resume failed before its process started),
+   * dropping the oldest beyond the bound.
    */
-  add(entry: Hibernated): number {
-    this.#entries.set(entry.id, entry);
-    let dropped = 0;
+  add(entry: Hibernated): void {
+    this.#entries.set(entry.restore.id, entry);
     while (this.#entries.size > this.#limit) {
-      const oldest = this.#entries.keys().next().value!;
-      this.#entries.delete(oldest);
-      dropped++;
+      this.#entries.delete(this.#entries.keys().next().value!);
     }
-    return dropped;
   }
 
   /**
@@ -88,11 +68,6 @@ export class HibernatedSessions {
     if (!ownedBy(entry?.owner, owner)) return undefined;
     this.#entries.delete(token);
     return entry;
-  }
-
-  /** Puts back one whose resume failed before its process started. */
-  restore(entry: Hibernated): void {
-    this.add(entry);
   }
 
   /** Drops them all. */
@@ -110,4 +85,16 @@ export class HibernatedSessions {
 export function hibernatable(options: SubprocessOptions): boolean {
   return options.persistSession !== false && options.noSessionPersistence !== true &&
     options.continue !== true && options.forkSession !== true && options.sessionId === undefined;
+}
+
+/**
+ * The options of `claude --resume` for a conversation that ran with these
+ * options: the same, resumed by the CLI's session id instead of named with it.
+ *
+ * @param options The options it ran with (or the spawn request's, checked again).
+ * @param cliSessionId The CLI's session id.
+ */
+export function resumeOptions(options: SubprocessOptions, cliSessionId: string): SubprocessOptions {
+  const { sessionId: _named, ...rest } = options;
+  return { ...rest, resume: cliSessionId };
 }

@@ -17,7 +17,7 @@ import { type Credential, Gate, ownedBy } from "./_access.ts";
 import { type ConnectionHost, RelayConnection } from "./_connection.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
-import { randomToken, RelaySession, type Restore } from "./_relay_session.ts";
+import { randomToken, RelaySession, type Restore, type Wake } from "./_relay_session.ts";
 import { mirrorPublisher, openStoreLink, type Resent } from "./_relay_store.ts";
 import { wakeFromStore } from "./_store_wake.ts";
 import { isCliSessionId } from "./_relay_record.ts";
@@ -30,6 +30,16 @@ export type Launcher = (options: SubprocessOptions) => TransportFactory;
 
 /** How long `close()` waits for the sockets to finish their closing handshake. */
 const SOCKET_CLOSE_WAIT_MS = 2000;
+
+/**
+ * What a session starts from: a spawn request (no CLI session id when it
+ * cannot be resumed later), or a resume ({@linkcode Wake}, its epoch the next).
+ */
+type Start = Omit<Wake, "cliSessionId" | "restore" | "resent"> & {
+  readonly cliSessionId: string | undefined;
+  readonly restore?: Restore;
+  readonly resent?: Resent;
+};
 
 /** A running relay (see `serveRelay`). */
 export class Relay implements RelayServer, ConnectionHost {
@@ -149,11 +159,13 @@ export class Relay implements RelayServer, ConnectionHost {
     const store = this.#config.sessionStore;
     // The client has more output than this relay produced: the conversation went on elsewhere
     // since it was hibernated here, and the store knows where it stands.
-    if (record !== undefined && store !== undefined && after > record.outSeq) record = undefined;
+    if (record !== undefined && store !== undefined && after > record.restore.outSeq) {
+      record = undefined;
+    }
     if (record === undefined && store === undefined) return Promise.resolve(undefined);
     const waking = this.#track(
       record !== undefined
-        ? this.#wake(record, credential, trace)
+        ? this.#wakeHibernated(record, credential, trace)
         : this.#wakeFromStore(token, after, credential, trace),
     );
     this.#waking.set(token, waking);
@@ -186,29 +198,23 @@ export class Relay implements RelayServer, ConnectionHost {
       if (!isCliSessionId(cliSessionId)) cliSessionId = undefined;
       else if (options.resume === undefined) options = { ...options, sessionId: cliSessionId };
     }
-    return await this.#open(options, credential, remote, cliSessionId, { spawn: request ?? {} });
+    return await this.#open(
+      { options, cliSessionId, spawn: request ?? {}, epoch: 0 },
+      credential,
+      remote,
+    );
   }
 
-  async #wake(
+  async #wakeHibernated(
     record: Hibernated,
     credential: Credential,
     remote: TraceContext | undefined,
   ): Promise<RelaySession> {
     try {
-      this.#assertRoom();
       await record.gone; // the old process has ended (the close ladder bounds it)
-      const { sessionId: _named, ...options } = record.options;
-      const session = await this.#open(
-        { ...options, resume: record.cliSessionId },
-        credential,
-        remote,
-        record.cliSessionId,
-        { restore: record, spawn: record.spawn, epoch: record.epoch + 1 },
-      );
-      this.#telemetry.count("claude.relay.wakes");
-      return session;
+      return await this.#wake(record, credential, remote);
     } catch (error) {
-      if (!this.closing) this.#hibernated.restore(record);
+      if (!this.closing) this.#hibernated.add(record);
       throw error;
     }
   }
@@ -220,25 +226,27 @@ export class Relay implements RelayServer, ConnectionHost {
     credential: Credential,
     remote: TraceContext | undefined,
   ): Promise<RelaySession | undefined> {
-    if (!credential.policy.allowResume) return undefined;
     const wake = await wakeFromStore(token, after, credential, this.#config);
-    if (wake === undefined) return undefined;
-    this.#assertRoom();
-    const { record, options, restore, resent } = wake;
-    const session = await this.#open(options, credential, remote, record.cliSessionId, {
-      restore,
-      spawn: record.spawn,
-      epoch: record.epoch + 1,
-      resent,
-    });
+    return wake === undefined ? undefined : await this.#wake(wake, credential, remote);
+  }
+
+  /* Resumes a conversation in a new process, its numbering continued (a start being tracked). */
+  async #wake(
+    wake: Wake,
+    credential: Credential,
+    remote: TraceContext | undefined,
+  ): Promise<RelaySession> {
+    this.#assertRoom(true);
+    const session = await this.#open({ ...wake, epoch: wake.epoch + 1 }, credential, remote);
     this.#telemetry.count("claude.relay.wakes");
     return session;
   }
 
-  /* Refuses a start beyond maxSessions (called before this start is among those starting). */
-  #assertRoom(): void {
+  /* Refuses a start beyond maxSessions (`tracked`: this start is among those starting). */
+  #assertRoom(tracked = false): void {
     const { maxSessions } = this.#config;
-    if (this.#sessions.size + this.#starting.size >= maxSessions) {
+    const others = this.#starting.size - (tracked ? 1 : 0);
+    if (this.#sessions.size + others >= maxSessions) {
       throw new Refusal(
         "busy",
         `Cannot start a session: the relay runs its maximum of ${maxSessions}; try again later`,
@@ -247,13 +255,11 @@ export class Relay implements RelayServer, ConnectionHost {
   }
 
   async #open(
-    options: SubprocessOptions,
+    start: Start,
     credential: Credential,
     remote: TraceContext | undefined,
-    cliSessionId: string | undefined,
-    from: { restore?: Restore; spawn: SpawnRequest; epoch?: number; resent?: Resent },
   ): Promise<RelaySession> {
-    const { restore, spawn } = from;
+    const { options, cliSessionId, spawn, restore, epoch, resent } = start;
     const config = this.#config;
     const { policy } = credential;
     const { model, permissionMode } = options;
@@ -286,8 +292,8 @@ export class Relay implements RelayServer, ConnectionHost {
       cliSessionId: policy.allowResume ? cliSessionId : undefined,
       spawn,
       applied: restore?.applied ?? 0,
-      epoch: from.epoch ?? 0,
-      ...(from.resent ? { resent: from.resent } : {}),
+      epoch,
+      ...(resent ? { resent } : {}),
     });
     const session: RelaySession = new RelaySession(transport, {
       id,

@@ -10,12 +10,12 @@ import { utf8Length } from "../../src/_utf8.ts";
 import { base64url, CLOSE, encodeOutput, type RelayMessage } from "../../src/remote/wire.ts";
 import type { RecordState } from "./_relay_record.ts";
 import type { Transport } from "../../src/transport/transport.ts";
-import { HIBERNATED_TAIL_BYTES } from "./_hibernation.ts";
+import { HIBERNATED_TAIL_BYTES, resumeOptions } from "./_hibernation.ts";
 import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
 import type { SessionTrace } from "./_relay_telemetry.ts";
 import type { InputResult, Peer, SessionSettings } from "./_relay_session_types.ts";
 
-export type { InputResult, Peer, Restore, SessionSettings } from "./_relay_session_types.ts";
+export type { InputResult, Peer, Restore, SessionSettings, Wake } from "./_relay_session_types.ts";
 
 const encoder = new TextEncoder();
 
@@ -55,7 +55,7 @@ export class RelaySession {
     this.#settings = settings;
     this.#buffer = new OutputBuffer(settings.bufferBytes);
     const restore = settings.restore;
-    this.id = restore?.id ?? settings.id ?? randomToken();
+    this.id = settings.id ?? randomToken();
     if (restore) {
       // Continues the hibernated session's numbering: the client resumes as from a drop.
       this.#outSeq = restore.outSeq;
@@ -387,17 +387,14 @@ export class RelaySession {
     const outSeq = this.#outSeq;
     const applied = this.#applied;
     const gone = this.forget("hibernated");
+    const { cliSessionId, options, spawn } = hibernation;
     hibernation.keep({
-      id: this.id,
       owner: this.#settings.owner,
-      cliSessionId: hibernation.cliSessionId,
-      options: hibernation.options,
-      spawn: hibernation.spawn,
+      options: resumeOptions(options, cliSessionId),
+      cliSessionId,
+      spawn,
       epoch: this.#settings.store?.epoch ?? 0,
-      outSeq,
-      keptAfter: kept ? removed : outSeq,
-      applied,
-      tail,
+      restore: { id: this.id, outSeq, keptAfter: kept ? removed : outSeq, applied, tail },
       gone,
     });
     return true;

@@ -8,7 +8,8 @@
 import type { SpawnRequest } from "../../src/remote/wire.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import type { Hibernated } from "./_hibernation.ts";
-import type { StoreLink } from "./_relay_store.ts";
+import type { OutputEntry } from "./_output_buffer.ts";
+import type { Resent, StoreLink } from "./_relay_store.ts";
 import type { SessionTrace } from "./_relay_telemetry.ts";
 import type { RelaySession } from "./_relay_session.ts";
 
@@ -23,7 +24,37 @@ export interface Peer {
 }
 
 /** What a session continues: its token, sequence numbers and kept output. */
-export type Restore = Pick<Hibernated, "id" | "outSeq" | "keptAfter" | "applied" | "tail">;
+export interface Restore {
+  /** The session token the client resumes with. */
+  readonly id: string;
+  /** The last output sequence number produced (the new output continues after it). */
+  readonly outSeq: number;
+  /** Output after this sequence number is kept (in `tail`); a resume from before it is a gap. */
+  readonly keptAfter: number;
+  /** The last input sequence number written to a CLI. */
+  readonly applied: number;
+  /** Output the client had not acknowledged (none for a resume from the store). */
+  readonly tail: readonly OutputEntry[];
+}
+
+/**
+ * What a resume in a new process (`claude --resume`) starts from: a session
+ * hibernated on this relay, or the record another relay left in the store.
+ */
+export interface Wake {
+  /** The options of the new CLI (`resume` set, no `sessionId`). */
+  readonly options: SubprocessOptions;
+  /** The CLI's session id (`--resume`). */
+  readonly cliSessionId: string;
+  /** The spawn request the conversation was started with (for its record in the store). */
+  readonly spawn: SpawnRequest;
+  /** Its record's epoch so far (0 without a store): the resume writes the next one. */
+  readonly epoch: number;
+  /** What the new session continues. */
+  readonly restore: Restore;
+  /** Set for a resume from the store: how re-sent lines the old CLI had are told. */
+  readonly resent?: Resent;
+}
 
 /** Settings of a session. */
 export interface SessionSettings {
@@ -61,7 +92,7 @@ export interface SessionSettings {
   readonly restore?: Restore;
   /** Its use of the session store: mirroring, the record, re-sent lines. */
   readonly store?: StoreLink;
-  /** Its token, when the relay chose it (default: a new random one). */
+  /** Its token, when the relay chose it (a restored session's own; default: a new random one). */
   readonly id?: string;
 }
 

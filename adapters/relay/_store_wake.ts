@@ -14,22 +14,10 @@ import type { SessionStore } from "../../src/store/session_store.ts";
 import { projectFolderName } from "../subprocess/history/_paths.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { type Credential, ownedBy } from "./_access.ts";
+import { resumeOptions } from "./_hibernation.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
-import { lastRecord, recordKey, type RelayRecord, sha256 } from "./_relay_record.ts";
-import type { Resent } from "./_relay_store.ts";
-import type { Restore } from "./_relay_session_types.ts";
-
-/** What a resume from the store starts with. */
-export interface StoreWake {
-  /** The record as the store had it. */
-  readonly record: RelayRecord;
-  /** The options of the new CLI (`resume` set, no `sessionId`). */
-  readonly options: SubprocessOptions;
-  /** How the session tells re-sent input the old CLI had. */
-  readonly resent: Resent;
-  /** What the new session continues: the token, the input numbering, no output. */
-  readonly restore: Restore;
-}
+import { lastRecord, recordKey, sha256 } from "./_relay_record.ts";
+import type { Wake } from "./_relay_session_types.ts";
 
 /** Where the relay's store and spawn settings are (the relay's `Config`). */
 export interface WakeSettings {
@@ -50,8 +38,9 @@ export interface WakeSettings {
  *   the old one's output).
  * @param credential The asking credential.
  * @param settings The store and spawn settings.
- * @returns The resume, or `undefined` for an unknown token, another owner's, or an ended one
- *   (and without a store).
+ * @returns The resume (the token and the input numbering continued, no output, the stored
+ *   transcript to tell re-sent lines by), or `undefined` for an unknown token, another
+ *   owner's, or an ended one (and without a store).
  * @throws {Refusal} `spawn_failed` when the store does not answer within `loadTimeoutMs`;
  *   `not_permitted` when the credential's policy no longer allows the spawn request.
  */
@@ -60,7 +49,7 @@ export async function wakeFromStore(
   after: number,
   credential: Credential,
   settings: WakeSettings,
-): Promise<StoreWake | undefined> {
+): Promise<Wake | undefined> {
   const { sessionStore: store, storeTimeoutMs: loadTimeoutMs } = settings;
   if (store === undefined) return undefined;
   const [key, owner] = await Promise.all([recordKey(token), sha256(credential.owner)]);
@@ -85,17 +74,19 @@ export async function wakeFromStore(
     settings.cli,
     settings.workspace,
   );
-  const { sessionId: _named, ...options } = checked;
-  const cwd = typeof options.cwd === "string" ? options.cwd : settings.workspace;
+  const { cliSessionId, spawn, epoch } = record;
+  const cwd = typeof checked.cwd === "string" ? checked.cwd : settings.workspace;
   return {
-    record,
+    options: resumeOptions(checked, cliSessionId),
+    cliSessionId,
+    spawn,
+    epoch,
     restore: { id: token, outSeq: after, keptAfter: after, applied: record.applied, tail: [] },
-    options: { ...options, resume: record.cliSessionId },
     resent: {
       store,
       transcript: {
         projectKey: settings.projectKey ?? projectFolderName(cwd),
-        sessionId: record.cliSessionId,
+        sessionId: cliSessionId,
       },
       loadTimeoutMs,
     },

@@ -274,6 +274,26 @@ for (const kind of ["in memory", "in a directory"] as const) {
         },
       );
 
+      await t.step("a relay with room for one session resumes one from the store", async () => {
+        const store = await newStore();
+        await using a = await relayOn(store, workspace);
+        await using b = await relayOn(store, workspace, { maxSessions: 1 });
+        const { client, token } = await spawnOn(a.relay.url);
+        await turn(client, 1, user("one"), 1);
+        const after = client.lastSeq();
+        await a.relay.close();
+        await client.close();
+        const again = resumeOn(b.relay.url, token, after);
+        await using _again = again;
+        assert.equal((await again.next("ready", 10_000)).resumed, true, "not refused as busy");
+        assert.equal(b.relay.sessionCount, 1);
+        const second = new TestClient(b.relay.url);
+        await using _second = second;
+        await second.opened;
+        second.send({ t: "hello", v: 1, spawn: {} });
+        assert.equal((await second.next("error")).kind, "busy", "the one slot is taken");
+      });
+
       await t.step("a conversation that ended is not resumed by another relay", async () => {
         const store = await newStore();
         await using a = await relayOn(store, workspace);
