@@ -20,7 +20,7 @@ import type {
 } from "./telemetry_options.ts";
 
 /** The instrumentation scope's name. */
-export const SCOPE = "@duplex/claude";
+const SCOPE = "@duplex/claude";
 
 const STATUS_OK = 1;
 const STATUS_ERROR = 2;
@@ -92,7 +92,8 @@ export interface SpanHandle {
   traceContext(): TraceContext | undefined;
 }
 
-const NOOP: SpanHandle = Object.freeze({
+/** A span that records nothing (what every span is when nothing records). */
+export const NO_SPAN: SpanHandle = Object.freeze({
   set() {},
   event() {},
   fail() {},
@@ -273,6 +274,7 @@ export class Telemetry {
   readonly #meter: OtelMeter | undefined;
   readonly #counters = new Map<CounterName, OtelCounter>();
   readonly #histograms = new Map<HistogramName, OtelHistogram>();
+  #tracing: boolean;
 
   /**
    * @param options The caller's telemetry option, or undefined for none.
@@ -286,8 +288,6 @@ export class Telemetry {
     this.#tracing = this.tracer !== undefined || this.onSpan !== undefined;
     this.on = this.#tracing || this.#meter !== undefined;
   }
-
-  #tracing: boolean;
 
   /** True when spans are recorded (a tracer or the callback). */
   get tracing(): boolean {
@@ -310,7 +310,7 @@ export class Telemetry {
 
   /** Starts a span, a child of `parent` (or of the caller's active span). */
   span(name: string, attributes: Attributes = {}, parent?: SpanHandle): SpanHandle {
-    if (!this.tracing) return NOOP;
+    if (!this.tracing) return NO_SPAN;
     return new Span(this, name, attributes, parent instanceof Span ? parent : undefined);
   }
 
@@ -322,7 +322,7 @@ export class Telemetry {
    * links it by the parent's span id).
    */
   spanFrom(name: string, attributes: Attributes, start: SpanStart): SpanHandle {
-    if (!this.tracing) return NOOP;
+    if (!this.tracing) return NO_SPAN;
     return new Span(this, name, attributes, undefined, start);
   }
 
@@ -353,6 +353,3 @@ export class Telemetry {
 
 /** Telemetry that records nothing. */
 export const TELEMETRY_OFF: Telemetry = new Telemetry(undefined);
-
-/** A span that records nothing (a default for optional spans). */
-export const NO_SPAN: SpanHandle = NOOP;
