@@ -114,7 +114,7 @@ export interface CallerPolicy {
  * `Origin` other than the `Host` it was sent to (requests without one, from
  * scripts, pass), and,
  * unless `tokenOptional`, a missing or wrong token (`Authorization: Bearer`,
- * or `?token=` where a header cannot be set: `EventSource`).
+ * or, on a GET, `?token=`, where a header cannot be set: `EventSource`).
  *
  * @param request The request.
  * @param policy The token, origin and hosts.
@@ -136,7 +136,9 @@ export function checkCaller(request: Request, policy: CallerPolicy, tokenOptiona
   }
   if (tokenOptional) return;
   const bearer = /^Bearer (\S+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
-  const given = bearer ?? new URL(request.url).searchParams.get("token") ?? "";
+  // In the URL only where a header cannot be set (an `EventSource` GETs), never on a POST.
+  const inUrl = request.method === "GET" ? new URL(request.url).searchParams.get("token") : null;
+  const given = bearer ?? inUrl ?? "";
   if (!sameToken(given, policy.token)) {
     throw new HttpError(401, "Cannot serve the request: open the URL the server printed");
   }

@@ -110,6 +110,12 @@ export async function checkDefences(app: App): Promise<void> {
   ]);
   assert.equal((await refusal(app, `/events?token=${app.token.slice(1)}x`))[0], 401);
   assert.equal((await refusal(app, "/api/send", { method: "POST", body: send }))[0], 401);
+  // A POST takes the token as a header only, never in its URL.
+  const inUrl = { method: "POST", body: send, headers: { "content-type": "application/json" } };
+  assert.deepEqual(await refusal(app, `/api/send?token=${app.token}`, inUrl), [
+    401,
+    "Cannot serve the request: open the URL the server printed",
+  ]);
   // Another site: its Origin, or the browser's Sec-Fetch-Site, gives it away.
   assert.deepEqual(
     await refusal(app, "/api/send", post(send, { origin: "http://evil.example" })),
