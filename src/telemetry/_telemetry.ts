@@ -2,8 +2,9 @@
 /*
  * The session's telemetry: spans over an OpenTelemetry tracer and/or the
  * plain callback, and metrics over a meter. `TELEMETRY_OFF` is a no-op whose
- * spans are one shared object: callers check `telemetry.on` before they build
- * attributes, so a session without telemetry allocates nothing for it.
+ * spans are one shared object: callers check `telemetry.tracing` (spans) or
+ * `telemetry.on` (metrics) before they build attributes, so a session without
+ * telemetry allocates nothing for it per frame or per turn.
  */
 
 import { parseTraceparent, type TraceParent } from "../remote/_trace_context.ts";
