@@ -7,18 +7,6 @@
 import assert from "node:assert/strict";
 import * as otel from "@opentelemetry/api";
 import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import {
-  AggregationTemporality,
-  InMemoryMetricExporter,
-  MeterProvider,
-  PeriodicExportingMetricReader,
-} from "@opentelemetry/sdk-metrics";
-import {
   allow,
   DuplexSession,
   type DuplexSessionOptions,
@@ -30,18 +18,30 @@ import {
 } from "../../mod.ts";
 import { canUseToolRequest, controlSuccess, resultFrame } from "../../src/testing/frames.ts";
 import { ScriptedCli } from "../../src/testing/scripted_cli.ts";
+import { assertChildOf, Otel } from "./_otel.ts";
 
-function tracing() {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const tracer = provider.getTracer("test");
-  const telemetry: TelemetryOptions = { api: otel, tracer };
-  const spans = (): ReadableSpan[] => exporter.getFinishedSpans();
-  const named = (prefix: string): ReadableSpan[] =>
-    spans().filter((s) => s.name.startsWith(prefix));
-  const parentOf = (span: ReadableSpan | undefined): string | undefined =>
-    span?.parentSpanContext?.spanId;
-  return { telemetry, spans, named, parentOf };
+/** A transport factory over `cli` that keeps the context each open was given. */
+function seeing(cli: ScriptedCli): {
+  transport: DuplexSessionOptions["transport"];
+  seen: TransportOpenContext[];
+} {
+  const seen: TransportOpenContext[] = [];
+  return {
+    seen,
+    transport: (context) => {
+      seen.push(context);
+      return cli.transport(context);
+    },
+  };
+}
+
+/** Polls `condition` every 5 ms until it holds (2 s at most). */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Cannot see ${what} within 2 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 async function start(
@@ -53,7 +53,7 @@ async function start(
 }
 
 Deno.test("a good turn: invoke_agent under claude.session, with model, tokens and cost", async () => {
-  const t = tracing();
+  await using t = new Otel();
   const cli = new ScriptedCli({ echo: true });
   const session = await start(cli, t.telemetry);
   const turn = await session.send("hi");
@@ -62,11 +62,7 @@ Deno.test("a good turn: invoke_agent under claude.session, with model, tokens an
   const [root] = t.named("claude.session");
   const turns = t.named("invoke_agent claude");
   assert.equal(turns.length, 2);
-  assert.equal(
-    t.parentOf(turns[0]),
-    root?.spanContext().spanId,
-    "turns are children of the session",
-  );
+  assertChildOf(turns[0], root, "turns are children of the session");
   const a = turns[0]?.attributes ?? {};
   assert.equal(a["gen_ai.operation.name"], "invoke_agent");
   assert.equal(a["gen_ai.provider.name"], "anthropic");
@@ -82,7 +78,7 @@ Deno.test("a good turn: invoke_agent under claude.session, with model, tokens an
 });
 
 Deno.test("a failed turn (the CLI killed mid-turn) and the session both end in error", async () => {
-  const t = tracing();
+  await using t = new Otel();
   const cli = new ScriptedCli({ echo: false });
   const session = await start(cli, t.telemetry);
   const turn = session.send("doomed");
@@ -102,20 +98,20 @@ Deno.test("a failed turn (the CLI killed mid-turn) and the session both end in e
 });
 
 Deno.test("a deferred permission answered later: a claude.permission span under its turn", async () => {
-  const t = tracing();
+  await using t = new Otel();
   const cli = new ScriptedCli({ echo: false });
   const session = await start(cli, t.telemetry, { onPermission: () => ({ behavior: "defer" }) });
   const turn = session.send("write it");
   const user = await cli.nextWrite("user");
   cli.emit(canUseToolRequest({ requestId: "p1", toolName: "Write", input: { file_path: "/x" } }));
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await until(() => session.pendingPermissions.length === 1, "the deferred request");
   await session.respondToPermission("p1", allow());
   cli.emit(resultFrame({ text: "done", userMessageUuid: String(user.uuid) }));
   await turn;
   await session.close();
   const [wait] = t.named("claude.permission Write");
   const [turnSpan] = t.named("invoke_agent claude");
-  assert.equal(t.parentOf(wait), turnSpan?.spanContext().spanId, "the wait is a child of its turn");
+  assertChildOf(wait, turnSpan, "the wait is a child of its turn");
   assert.equal(wait?.attributes["gen_ai.tool.name"], "Write");
   assert.equal(wait?.attributes["claude.permission.decision"], "allow");
   assert.equal(wait?.attributes["claude.permission.source"], "respond");
@@ -125,7 +121,7 @@ Deno.test("a deferred permission answered later: a claude.permission span under 
 });
 
 Deno.test("an interrupt: the turn's span records it and ends in error; the control request has its span", async () => {
-  const t = tracing();
+  await using t = new Otel();
   const cli = new ScriptedCli({ echo: false });
   const session = await start(cli, t.telemetry);
   const controller = new AbortController();
@@ -145,13 +141,13 @@ Deno.test("an interrupt: the turn's span records it and ends in error; the contr
   assert.equal(event?.attributes?.["claude.interrupt.reason"], "user pressed stop");
   const [control] = t.named("claude.control interrupt");
   const [root] = t.named("claude.session");
-  assert.equal(t.parentOf(control), root?.spanContext().spanId);
+  assertChildOf(control, root);
   assert.equal(control?.status.code, otel.SpanStatusCode.OK);
   assert.deepEqual(session.stats.turns, { ok: 0, error: 0, aborted: 1 });
 });
 
 Deno.test("a hook callback and an MCP tool call: children of their turn", async () => {
-  const t = tracing();
+  await using t = new Otel();
   const cli = new ScriptedCli({ echo: false });
   const server = mcpServer({
     name: "calc",
@@ -197,8 +193,8 @@ Deno.test("a hook callback and an MCP tool call: children of their turn", async 
   const [turnSpan] = t.named("invoke_agent claude");
   const [hook] = t.named("claude.hook PreToolUse");
   const [call] = t.named("execute_tool add");
-  assert.equal(t.parentOf(hook), turnSpan?.spanContext().spanId);
-  assert.equal(t.parentOf(call), turnSpan?.spanContext().spanId);
+  assertChildOf(hook, turnSpan);
+  assertChildOf(call, turnSpan);
   assert.equal(call?.attributes["gen_ai.operation.name"], "execute_tool");
   assert.equal(call?.attributes["gen_ai.tool.name"], "add");
   assert.equal(call?.status.code, otel.SpanStatusCode.OK);
@@ -206,28 +202,19 @@ Deno.test("a hook callback and an MCP tool call: children of their turn", async 
 });
 
 Deno.test("metrics: turns, durations, tokens, pending control requests", async () => {
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 });
-  const provider = new MeterProvider({ readers: [reader] });
+  await using o = new Otel();
   const cli = new ScriptedCli({ echo: true });
-  const session = await start(cli, { meter: provider.getMeter("test") }, {
-    initialize: true,
-  });
+  const session = await start(cli, { meter: o.meter }, { initialize: true });
   await session.send("one");
   await session.send("two");
   await session.close();
-  await reader.forceFlush();
-  const metrics = new Map(
-    exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics))
-      .map((m) => [m.descriptor.name, m]),
-  );
+  const metrics = await o.metrics();
   const turns = metrics.get("claude.turns")?.dataPoints ?? [];
   assert.equal(turns.find((p) => p.attributes["claude.turn.outcome"] === "ok")?.value, 2);
   const duration = metrics.get("gen_ai.client.operation.duration")?.dataPoints[0];
   assert.equal((duration?.value as { count: number }).count, 2);
   assert.equal(metrics.get("claude.control.pending")?.dataPoints[0]?.value, 0);
   assert.ok(metrics.has("gen_ai.client.token.usage"));
-  await provider.shutdown();
 });
 
 Deno.test("the plain callback form: records with parent links, no OpenTelemetry needed", async () => {
@@ -238,6 +225,7 @@ Deno.test("the plain callback form: records with parent links, no OpenTelemetry 
   await session.close();
   const root = records.find((r) => r.name === "claude.session");
   const turn = records.find((r) => r.name === "invoke_agent claude");
+  assert.ok(root && turn, "the session's and the turn's records");
   assert.equal(turn?.parentSpanId, root?.spanId);
   assert.equal(root?.parentSpanId, undefined);
   assert.equal(turn?.status.code, "ok");
@@ -246,38 +234,34 @@ Deno.test("the plain callback form: records with parent links, no OpenTelemetry 
 });
 
 Deno.test("the transport gets the session span's trace context (TRACEPARENT for the CLI)", async () => {
-  const t = tracing();
+  await using t = new Otel();
   const cli = new ScriptedCli({ echo: true });
-  let seen: TransportOpenContext | undefined;
+  const { transport, seen } = seeing(cli);
   const session = await DuplexSession.start({
-    transport: (context) => {
-      seen = context;
-      return cli.transport(context);
-    },
+    transport,
     telemetry: t.telemetry,
   });
   await session.close();
   const [root] = t.named("claude.session");
   const { traceId, spanId } = root?.spanContext() ?? { traceId: "", spanId: "" };
+  assert.equal(seen.length, 1, "the transport opened once");
   assert.match(
-    seen?.traceContext?.traceparent ?? "",
+    seen[0]?.traceContext?.traceparent ?? "",
     new RegExp(`^00-${traceId}-${spanId}-0[01]$`),
   );
 });
 
 Deno.test("without telemetry, no trace context and stats still count", async () => {
   const cli = new ScriptedCli({ echo: true });
-  let seen: TransportOpenContext | undefined;
+  const { transport, seen } = seeing(cli);
   const session = await DuplexSession.start({
-    transport: (context) => {
-      seen = context;
-      return cli.transport(context);
-    },
+    transport,
   });
   await session.send("hi");
   cli.emitStderr("warn");
-  await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.equal(seen?.traceContext, undefined);
+  await until(() => session.stats.stderrLines > 0, "the stderr line counted");
+  assert.equal(seen.length, 1, "the transport opened once");
+  assert.equal(seen[0]?.traceContext, undefined);
   assert.deepEqual(session.stats.turns, { ok: 1, error: 0, aborted: 0 });
   assert.equal(session.stats.stderrLines, 1);
   assert.equal(session.stats.pendingControlRequests, 0);
@@ -291,15 +275,13 @@ Deno.test("without telemetry, no trace context and stats still count", async () 
 
 Deno.test("the OpenTelemetry API with no SDK: nothing traced, no trace context, turns unaffected", async () => {
   const cli = new ScriptedCli({ echo: true });
-  let seen: TransportOpenContext | undefined;
+  const { transport, seen } = seeing(cli);
   const session = await DuplexSession.start({
-    transport: (context) => {
-      seen = context;
-      return cli.transport(context);
-    },
+    transport,
     telemetry: { api: otel }, // no provider registered in this process: a no-op tracer
   });
   assert.equal((await session.send("hi")).result.text, "Echo: hi");
-  assert.equal(seen?.traceContext, undefined, "no invalid traceparent is passed on");
+  assert.equal(seen.length, 1, "the transport opened once");
+  assert.equal(seen[0]?.traceContext, undefined, "no invalid traceparent is passed on");
   await session.close();
 });
