@@ -286,9 +286,9 @@ export async function serveApprovals(
     }
   });
   const { hostname, port } = server.addr;
-  const shown = hostname === "0.0.0.0" || hostname === "::" ? "127.0.0.1" : hostname;
-  const origin = `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
   const wildcard = hostname === "0.0.0.0" || hostname === "::";
+  const shown = wildcard ? "127.0.0.1" : hostname;
+  const origin = `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
   const hosts = new Set(
     wildcard ? [] : [new URL(origin).host, `localhost:${port}`, `127.0.0.1:${port}`],
   );

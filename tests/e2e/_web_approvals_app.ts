@@ -86,10 +86,11 @@ async function getWithHost(app: App, path: string, host: string): Promise<string
     `Authorization: Bearer ${app.token}\r\nConnection: close\r\n\r\n`;
   await conn.write(new TextEncoder().encode(request));
   const buffer = new Uint8Array(4096);
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const read = await Promise.race([
     conn.read(buffer),
-    new Promise<null>((resolve) => setTimeout(() => resolve(null), 5_000)),
-  ]);
+    new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 5_000)),
+  ]).finally(() => clearTimeout(timer));
   return new TextDecoder().decode(buffer.subarray(0, read ?? 0)).split("\r\n")[0] ?? "";
 }
 
