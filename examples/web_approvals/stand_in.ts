@@ -17,6 +17,7 @@ import {
   assistantTextFrame,
   assistantToolUseFrame,
   canUseToolRequest,
+  controlSuccess,
   initFrame,
   resultFrame,
   ScriptedCli,
@@ -105,10 +106,9 @@ export function standIn(): StandIn {
     }));
   });
   // What the real CLI answers to an interrupt when nothing is queued.
-  cli.on("control_request:interrupt", (frame) => [{
-    type: "control_response",
-    response: { subtype: "success", request_id: frame.request_id, response: { still_queued: [] } },
-  }]);
+  cli.on("control_request:interrupt", (frame) => [
+    controlSuccess(String(frame.request_id), { still_queued: [] }),
+  ]);
 
   return {
     transport: cli.transport,
