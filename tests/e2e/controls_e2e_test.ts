@@ -79,7 +79,8 @@ e2eTest("runtime controls: reloads, usage, settings, MCP toggles, tasks", async 
       );
       assert.deepEqual(await session.setMcpPermissionModeOverride("whisperer", "auto"), {});
       const unknown = await session.setMcpPermissionModeOverride("nobody", null);
-      assert.equal(typeof (unknown.warning ?? ""), "string");
+      assert.equal(typeof unknown.warning, "string", "a warning for a server nobody knows");
+      assert.match(unknown.warning ?? "", /nobody/);
     });
     await t.step("the deprecated names still answer", async () => {
       assert.deepEqual(await session.mcpStatus(), await session.mcpServerStatus());
