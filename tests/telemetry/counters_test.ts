@@ -1,16 +1,24 @@
 /*
  * The session's counters and their metrics count the same events: turns by
  * outcome, errors by kind, permissions by decision, lagged events and stderr
- * lines, each in `session.stats` and in its metric alike.
+ * lines, each in `session.stats` and in its metric alike. With a tracer that
+ * records nothing, tracing stops at the session span and the counters count.
  */
 import assert from "node:assert/strict";
+import * as otel from "@opentelemetry/api";
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
   MeterProvider,
   PeriodicExportingMetricReader,
 } from "@opentelemetry/sdk-metrics";
-import { DuplexSession, isDuplexError, type PermissionDecision } from "../../mod.ts";
+import {
+  allow,
+  DuplexSession,
+  isDuplexError,
+  type OtelTracer,
+  type PermissionDecision,
+} from "../../mod.ts";
 import {
   canUseToolRequest,
   controlCancel,
@@ -100,4 +108,33 @@ Deno.test("session.stats and the metrics count the same events", async () => {
   assert.equal(total("claude.events.lagged"), stats.laggedEvents);
   assert.equal(stats.pendingControlRequests, 0);
   await slow[Symbol.asyncDispose]();
+});
+
+Deno.test("a tracer that records nothing: only the session span is started; the counters count", async () => {
+  const noop = otel.trace.getTracer("no-sdk"); // no provider registered here: spans record nothing
+  const started: string[] = [];
+  const tracer: OtelTracer = {
+    startSpan(name, options, context) {
+      started.push(name);
+      return noop.startSpan(name, options, context as otel.Context | undefined);
+    },
+  };
+  const cli = new ScriptedCli({ echo: false });
+  const session = await DuplexSession.start({
+    transport: cli.transport,
+    telemetry: { api: otel, tracer },
+    onPermission: () => allow(),
+  });
+  const sent = session.send("write it");
+  const user = await cli.nextWrite("user");
+  cli.emit(canUseToolRequest({ requestId: "p1", toolName: "Write", input: {} }));
+  await cli.nextWrite((f) => f.type === "control_response");
+  await assert.rejects(session.request("get_usage", {}, { timeoutMs: 20 }));
+  cli.emit(resultFrame({ text: "done", userMessageUuid: String(user.uuid) }));
+  await sent;
+  await session.close();
+  assert.deepEqual(started, ["claude.session"], "no turn, permission or control span started");
+  assert.deepEqual(session.stats.turns, { ok: 1, error: 0, aborted: 0 });
+  assert.deepEqual(session.stats.permissions, { allow: 1, deny: 0, cancelled: 0 });
+  assert.deepEqual(session.stats.errors, { timeout: 1 });
 });
