@@ -256,6 +256,7 @@ e2eTest("demo in tmux: Ctrl-C twice quits and ends the CLI", async (t, cli) => {
     const { term, banner } = await openInSandbox(box, { ...box.env, CLAUDE_CLI: cli });
     await using _term = term;
     const pid = Number(/, pid (\d+)\)/.exec(banner)?.[1]);
+    assert.ok(pid > 0 && await processAlive(pid), `the banner names the running CLI: ${banner}`);
     assert.match(await turn(term, "one turn", "a turn"), /claude> Echo: one turn/);
     await term.press("C-c");
     await term.until((s) => /Ctrl-C again within 2 s quits, or type \/quit\)\nyou>$/.test(s), "^C");
