@@ -348,7 +348,8 @@ export class RelayConnection implements Peer {
     this.#host.wake(token, after, credential, trace).then(
       (session) => {
         if (this.#state === "closed" || this.#host.closing) {
-          if (session !== undefined) void session.forget();
+          // Its token is known: it waits for the next resume (a closing relay keeps it too).
+          session?.unclaimed();
           return;
         }
         this.#state = "open";
@@ -378,6 +379,7 @@ export class RelayConnection implements Peer {
     const check = session.canResume(after);
     if (check === "ahead") {
       this.#protocolError(`Cannot resume after output ${after}: the relay sent only up to it`);
+      session.unclaimed(); // woken for this connection, it waits for the next one
       return;
     }
     if (check === "gap") {

@@ -162,6 +162,17 @@ export class RelaySession {
   }
 
   /**
+   * No connection took the session after its start (its client went while
+   * it woke, or asked for output never sent): it waits for a resume as after
+   * a drop. Nothing changes when a connection holds it or it waits already.
+   */
+  unclaimed(): void {
+    if (this.#peer !== undefined || this.#timer !== undefined || this.#forgotten) return;
+    if (this.#settings.resumable) this.#startTimer();
+    else void this.forget();
+  }
+
+  /**
    * Takes an input line.
    *
    * @param seq Its input sequence number.

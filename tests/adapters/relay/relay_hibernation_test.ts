@@ -167,6 +167,20 @@ Deno.test("relay hibernation", async (t) => {
     },
   );
 
+  await t.step("a woken session whose client asks for unsent output sleeps again", async () => {
+    await using env = await startRelay({ graceMs: 200 }, HELLO);
+    const { ready, after } = await hibernated(env.relay.url, env.relay);
+    const ahead = resume(env.relay.url, ready.session, after + 50);
+    await using _ahead = ahead;
+    assert.equal((await ahead.next("error", 10_000)).kind, "protocol");
+    // Woken for nobody: it waits for the grace as after a drop, then sleeps (no process kept).
+    await waitFor(() => env.relay.sessionCount === 0 && env.relay.hibernatedCount === 1);
+    const again = resume(env.relay.url, ready.session, after);
+    await using _again = again;
+    assert.equal((await again.next("ready", 10_000)).resumed, true, "still resumable");
+    assert.equal(await env.spawns(3), 3, "one process for each wake");
+  });
+
   await t.step("maxHibernated drops the oldest", async () => {
     await using env = await startRelay({ graceMs: 200, maxHibernated: 1 }, HELLO);
     const first = await hibernated(env.relay.url, env.relay);

@@ -380,3 +380,54 @@ Deno.test("relay: a result reaches the client once the store holds its turn", as
     await Deno.remove(workspace, { recursive: true }).catch(() => {});
   }
 });
+
+/** A store whose appends of the relay's records take `recordDelayMs`. */
+class SlowRecords extends InMemorySessionStore {
+  recordDelayMs = 0;
+  override async append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+    if (key.projectKey === RELAY_PROJECT_KEY) {
+      await new Promise((resolve) => setTimeout(resolve, this.recordDelayMs));
+    }
+    return await super.append(key, entries);
+  }
+}
+
+async function waitFor(what: string, predicate: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+Deno.test("relay: a session whose client goes while it wakes is kept for a resume", async () => {
+  const workspace = await makeTestDir();
+  try {
+    const store = new SlowRecords();
+    await using a = await relayOn(store, workspace, { graceMs: 200, storeTimeoutMs: 3000 });
+    const { client, token } = await spawnOn(a.relay.url);
+    await turn(client, 1, user("one"), 1);
+    const after = client.lastSeq();
+    await client.close();
+    await waitFor("the hibernation", () => a.relay.hibernatedCount === 1);
+
+    store.recordDelayMs = 500; // the wake saves its first record before it is ready
+    const gone = new TestClient(a.relay.url);
+    await gone.opened;
+    gone.send({ t: "hello", v: 1, resume: { session: token, after } });
+    await waitFor("the wake", () => a.relay.hibernatedCount === 0);
+    await gone.close();
+    // Woken for nobody: it waits for the grace as after a drop, then sleeps again.
+    await waitFor("the next hibernation", () => a.relay.hibernatedCount === 1);
+    assert.equal(a.relay.sessionCount, 0);
+
+    store.recordDelayMs = 0;
+    const again = resumeOn(a.relay.url, token, after);
+    await using _ = again;
+    assert.equal((await again.next("ready", 10_000)).resumed, true, "the conversation is kept");
+    await turn(again, 2, user("two"), 1);
+    assert.deepEqual(results(again), ["two|seen:one,two"]);
+  } finally {
+    await Deno.remove(workspace, { recursive: true }).catch(() => {});
+  }
+});
