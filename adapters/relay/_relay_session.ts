@@ -71,16 +71,6 @@ export class RelaySession {
     return this.#transport.info.pid;
   }
 
-  /** The last input sequence number written to the CLI. */
-  get applied(): number {
-    return this.#applied;
-  }
-
-  /** The last output sequence number produced. */
-  get outSeq(): number {
-    return this.#outSeq;
-  }
-
   /** True once the session was forgotten (its process is being closed). */
   get forgotten(): boolean {
     return this.#forgotten;
