@@ -33,6 +33,21 @@ export class FakeState implements AsyncDisposable {
   readonly parkDir: string;
   /** A second project folder, for claims. */
   readonly other: string;
+  /** The pid of each process started through {@linkcode FakeState.launch}, known at spawn. */
+  readonly spawned: number[] = [];
+  /**
+   * The pool's `launch` ({@linkcode fakePool} gives it): records each
+   * process's pid at spawn, before the fake writes its own (a process ended
+   * early may never write it).
+   */
+  readonly launch = (options: SubprocessOptions): TransportFactory => {
+    const factory = subprocess(options);
+    return async (open) => {
+      const transport = await factory(open);
+      if (transport.info.pid !== undefined) this.spawned.push(transport.info.pid);
+      return transport;
+    };
+  };
 
   /** Use {@linkcode FakeState.make}. */
   constructor(dir: string) {
@@ -72,17 +87,23 @@ export class FakeState implements AsyncDisposable {
     }
   }
 
-  /** Asserts that every process the fake started has gone (within `ms`). */
+  /** Every pid known: recorded at spawn, or written by the fake. */
+  async #pids(): Promise<number[]> {
+    return [...new Set([...this.spawned, ...(await this.starts()).map((start) => start.pid)])];
+  }
+
+  /** Asserts that processes were started and every one has gone (within `ms`). */
   async assertAllGone(ms = 3000): Promise<void> {
-    const starts = await this.starts();
+    const pids = await this.#pids();
+    assert.ok(pids.length > 0, "no process was started: nothing to check");
     const alive: number[] = [];
-    for (const { pid } of starts) if (!(await waitGone(pid, ms))) alive.push(pid);
+    for (const pid of pids) if (!(await waitGone(pid, ms))) alive.push(pid);
     assert.deepEqual(alive, [], `processes still alive after the pool closed: ${alive}`);
   }
 
   /** Kills what a failed test left, and removes the folders. */
   async [Symbol.asyncDispose](): Promise<void> {
-    for (const { pid } of await this.starts()) killIfAlive(pid);
+    for (const pid of await this.#pids()) killIfAlive(pid);
     await Deno.remove(this.dir.slice(0, -"/state".length), { recursive: true });
   }
 }
@@ -112,7 +133,7 @@ export function fakeProcess(
 
 /**
  * Pool options over the fake: its process, a park folder, short timeouts,
- * and an event log; `options` override them.
+ * an event log and the state's `launch`; `options` override them.
  */
 export function fakePool(
   state: FakeState,
@@ -125,6 +146,7 @@ export function fakePool(
     startTimeoutMs: 10_000,
     acquireTimeoutMs: 15_000,
     onEvent: log.listener,
+    launch: state.launch,
     ...options,
   };
 }

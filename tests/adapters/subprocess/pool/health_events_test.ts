@@ -129,7 +129,9 @@ Deno.test("new SessionPool() checks its options before starting anything", async
   await using state = await FakeState.make();
   const process = fakeProcess(state);
   function make(options: Record<string, unknown>): SessionPool {
-    return new SessionPool({ process, spares: 1, ...options } as SessionPoolOptions);
+    return new SessionPool(
+      { process, spares: 1, launch: state.launch, ...options } as SessionPoolOptions,
+    );
   }
   await t.step("counts out of range: RangeError", () => {
     const bad: [string, unknown][] = [
@@ -174,6 +176,7 @@ Deno.test("new SessionPool() checks its options before starting anything", async
   });
   await t.step("nothing was spawned", async () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(state.spawned, [], "no process launched (known at spawn)");
     assert.deepEqual(await state.starts(), []);
   });
 });
