@@ -17,12 +17,14 @@
  * @module
  */
 
+import { DEFAULT_MAX_LINE_BYTES } from "../../src/codec/frame_decoder.ts";
+import { classifyFrame, isRecord } from "../../src/protocol/guards.ts";
 import type { TranscriptMirrorFrame } from "../../src/protocol/status_frames.ts";
 
 /** Bytes of a line's start that decide what it is, when no newline comes sooner. */
 export const DECIDE_BYTES = 4096;
-/** The longest mirror line held (as the session's default `maxLineBytes`): 64 MiB. */
-export const MAX_MIRROR_LINE_BYTES = 64 * 1024 * 1024;
+/** The longest mirror line held: the session's default `maxLineBytes` (64 MiB). */
+export const MAX_MIRROR_LINE_BYTES: number = DEFAULT_MAX_LINE_BYTES;
 
 const NEWLINE = 10;
 const MIRROR_START = /^\s*\{\s*"type"\s*:\s*"transcript_mirror"/;
@@ -189,16 +191,11 @@ export class StdoutTap {
       this.#sink.dropped("a transcript_mirror line that is not JSON");
       return;
     }
-    if (isMirrorFrame(frame)) this.#sink.mirror(frame);
+    // The core's guard: the same check a local session's frames get.
+    const classified = isRecord(frame) ? classifyFrame(frame) : undefined;
+    if (classified?.type === "transcript_mirror") this.#sink.mirror(classified);
     else this.#sink.dropped("a transcript_mirror line without filePath and entries");
   }
-}
-
-function isMirrorFrame(value: unknown): value is TranscriptMirrorFrame {
-  if (typeof value !== "object" || value === null) return false;
-  const frame = value as Record<string, unknown>;
-  return frame.type === "transcript_mirror" && typeof frame.filePath === "string" &&
-    Array.isArray(frame.entries);
 }
 
 function holdsResult(bytes: Uint8Array): boolean {

@@ -90,6 +90,7 @@ Deno.test({
       tap.feed(...stream.split(""));
       assert.equal(tap.text(), assistant + result);
       assert.equal(tap.mirrors.length, 3);
+      assert.equal(tap.results, 1);
     });
   },
 });
@@ -125,7 +126,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "StdoutTap.take() drops a mirror line beyond its bound and one that is not JSON",
+  name: "StdoutTap.take() drops a mirror line beyond its bound, one not JSON, one of another shape",
   permissions: "none",
   fn() {
     const tap = tapped(200);
@@ -134,12 +135,16 @@ Deno.test({
         "\n",
     );
     tap.feed('{"type":"transcript_mirror", broken\n');
+    tap.feed('{"type":"transcript_mirror","filePath":7,"entries":[]}\n');
+    tap.feed('{"type":"transcript_mirror","filePath":"/f","entries":{}}\n');
     tap.feed(assistant);
     assert.equal(tap.text(), assistant);
     assert.equal(tap.mirrors.length, 0);
-    assert.equal(tap.dropped.length, 2);
+    assert.equal(tap.dropped.length, 4);
     assert.match(tap.dropped[0]!, /longer than 200 bytes/);
     assert.match(tap.dropped[1]!, /not JSON/);
+    assert.match(tap.dropped[2]!, /without filePath and entries/);
+    assert.match(tap.dropped[3]!, /without filePath and entries/);
   },
 });
 
