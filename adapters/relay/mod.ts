@@ -34,7 +34,8 @@
  * `claude.relay.session` span per spawned CLI (spawn to exit; resumes,
  * dropped connections and flow-control stalls as events), and the metrics
  * `claude.relay.connections`, `.sessions` (live now), `.resumes`,
- * `.refusals` (by kind), `.flow_stalls` and `.stall.duration`. A client's
+ * `.refusals` (by kind), `.flow_stalls`, `.stall.duration`, `.hibernations`
+ * and `.wakes` (resumes in a new process). A client's
  * hello carries its session's W3C trace context (`remote()` sends it), so
  * the relay's spans are children of the client's session span and the CLI
  * is started with the relay session span's context: one trace covers
