@@ -68,7 +68,13 @@ e2eTest("the real CLI mirrors to a store; another host resumes from it", async (
       sessionId = session.sessionId!;
       await session.close();
       await reading;
-      assert.ok(!events.some((event) => event.type === "transcript_mirror"));
+      const types = events.map((event) => event.type);
+      assert.equal(
+        types.filter((type) => type === "result").length,
+        2,
+        `both turns seen: ${types}`,
+      );
+      assert.ok(!types.includes("transcript_mirror"), types.join(","));
       const local = await localTranscript(home, sessionId);
       const stored = [...store.rows.values()][0] ?? [];
       assert.ok(stored.length > 0);
@@ -142,14 +148,13 @@ e2eTest(
         assert.equal(pool.peek("a")?.state, "hibernated", "b's start hibernated a");
         sessionId = pool.peek("a")?.sessionId;
       }
+      assert.ok(sessionId, "a's session id is kept while it is hibernated");
       const other = `${root}/host-b`;
       await Deno.mkdir(other);
       await using pool = new SessionPool({ process: { ...process, env: { ...env, HOME: other } } });
-      const turn = await pool.withSession(
-        "a",
-        (session) => session.send("Which bird?"),
-        sessionId === undefined ? {} : { resume: sessionId },
-      );
+      const turn = await pool.withSession("a", (session) => session.send("Which bird?"), {
+        resume: sessionId,
+      });
       assert.equal(turn.result.text, "Echo: Which bird?");
       assert.equal(turn.result.sessionId, sessionId);
       const body = JSON.stringify((api.requests.at(-1)!.body as { messages: unknown }).messages);

@@ -195,6 +195,7 @@ Deno.test("a session with a mirror: frames go to the store, never to subscribers
   await session.close();
   const types: string[] = [];
   for await (const event of sub) types.push(event.type);
+  assert.ok(types.includes("result") && types.at(-1) === "exit", `the turn seen: ${types}`);
   assert.ok(!types.includes("transcript_mirror"), types.join(","));
   assert.deepEqual(store.rows, [entry(1)]);
 });
