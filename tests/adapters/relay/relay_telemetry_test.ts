@@ -147,6 +147,29 @@ Deno.test("relay telemetry: spans in the client's trace, and what the CLI gets",
     );
   });
 
+  await t.step("a hibernation and its wake: counted once each", async () => {
+    await using o = new Otel();
+    await using setup = await tracedRelay({ telemetry: o.telemetry, graceMs: 100 });
+    const { client: first, ready } = await hello(setup.relay.url, {});
+    first.send({ t: "in", seq: 1, line: userLine("one") });
+    await first.until("result one", () => first.lines().length === 1);
+    const after = first.lastSeq();
+    await first.close(); // away past the grace: hibernated
+    const deadline = Date.now() + 5000;
+    while (setup.relay.hibernatedCount === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(await o.counter("claude.relay.hibernations"), 1);
+    assert.equal(await o.counter("claude.relay.wakes"), 0);
+    const { client: second, ready: again } = await hello(setup.relay.url, {
+      resume: { session: ready.session, after },
+    });
+    assert.equal(again.resumed, true);
+    assert.equal(await o.counter("claude.relay.wakes"), 1);
+    await finish(second);
+    assert.equal(await o.counter("claude.relay.hibernations"), 1, "a closed session is not");
+  });
+
   await t.step("the callback form: the session record's parent is the client's span", async () => {
     const records: SpanRecord[] = [];
     await using setup = await tracedRelay({ telemetry: { onSpan: (span) => records.push(span) } });
