@@ -16,7 +16,7 @@
  */
 
 import { isRecord } from "../protocol/guards.ts";
-import { base64url } from "./wire.ts";
+import { base64url, fromBase64url } from "./wire.ts";
 
 /** The fewest bytes of an HS256 secret (the length of a SHA-256 hash). */
 export const MIN_SECRET_BYTES = 32;
@@ -112,7 +112,7 @@ export async function checkHs256(token: string, keys: readonly CryptoKey[]): Pro
   if (header.crit !== undefined) {
     return refused("the token's header has crit parameters, which the relay does not understand");
   }
-  const signature = decode(tail);
+  const signature = fromBase64url(tail);
   if (signature === undefined || signature.length === 0) {
     return refused("the token's signature is not base64url");
   }
@@ -127,21 +127,9 @@ export async function checkHs256(token: string, keys: readonly CryptoKey[]): Pro
   return { ok: true, payload };
 }
 
-/** Decodes base64url without padding; undefined for anything else. */
-function decode(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined;
-  const padded = text.replaceAll("-", "+").replaceAll("_", "/") +
-    "=".repeat((4 - (text.length % 4)) % 4);
-  try {
-    return Uint8Array.from(atob(padded), (char) => char.charCodeAt(0));
-  } catch {
-    return undefined;
-  }
-}
-
 /** A part that holds a JSON object, read; undefined for anything else. */
 function jsonPart(part: string): Record<string, unknown> | undefined {
-  const bytes = decode(part);
+  const bytes = fromBase64url(part);
   if (bytes === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));

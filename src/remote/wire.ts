@@ -210,6 +210,23 @@ export function base64url(bytes: Uint8Array): string {
 }
 
 /**
+ * Decodes base64url without padding (RFC 4648 section 5), strictly.
+ *
+ * @param text The text.
+ * @returns The bytes, or undefined for anything but unpadded base64url.
+ */
+export function fromBase64url(text: string): Uint8Array<ArrayBuffer> | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined;
+  const padded = text.replaceAll("-", "+").replaceAll("_", "/") +
+    "=".repeat((4 - (text.length % 4)) % 4);
+  try {
+    return Uint8Array.from(atob(padded), (char) => char.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Reads the token out of a bearer subprotocol.
  *
  * @param protocol One offered subprotocol.
@@ -217,10 +234,9 @@ export function base64url(bytes: Uint8Array): string {
  */
 export function tokenFromProtocol(protocol: string): string | undefined {
   if (!protocol.startsWith(BEARER_PREFIX)) return undefined;
-  const body = protocol.slice(BEARER_PREFIX.length).replaceAll("-", "+").replaceAll("_", "/");
+  const bytes = fromBase64url(protocol.slice(BEARER_PREFIX.length));
+  if (bytes === undefined) return undefined;
   try {
-    const binary = atob(body + "=".repeat((4 - (body.length % 4)) % 4));
-    const bytes = Uint8Array.from(binary, (char) => char.charCodeAt(0));
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     return undefined;

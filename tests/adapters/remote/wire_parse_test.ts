@@ -1,4 +1,7 @@
-/** The typed parsers of the relay wire: every field checked, each refusal says which. */
+/**
+ * The typed parsers of the relay wire: every field checked, each refusal says
+ * which; the base64url of bearer subprotocols.
+ */
 
 import assert from "node:assert/strict";
 import {
@@ -7,6 +10,13 @@ import {
   parseRelayMessage,
   parseSpawnRequest,
 } from "../../../src/remote/wire_parse.ts";
+import {
+  base64url,
+  BEARER_PREFIX,
+  bearerProtocol,
+  fromBase64url,
+  tokenFromProtocol,
+} from "../../../src/remote/wire.ts";
 
 const json = JSON.stringify;
 
@@ -157,4 +167,28 @@ Deno.test("parseRelayMessage() takes each relay message, checking every field", 
       if (!parsed.ok) assert.match(parsed.reason, reason, json(message));
     }
   });
+});
+
+Deno.test({
+  name: "fromBase64url() reads what base64url() writes and nothing else",
+  permissions: "none",
+  fn() {
+    for (let length = 0; length < 40; length++) {
+      const bytes = Uint8Array.from({ length }, (_, i) => (i * 97 + length * 31) % 256);
+      assert.deepEqual(fromBase64url(base64url(bytes)), bytes, `${length} bytes`);
+    }
+    for (const bad of ["ab+c", "ab/c", "abc=", "a", "abcde", "ab c", "é"]) {
+      assert.equal(fromBase64url(bad), undefined, bad);
+    }
+    const token = "tok-é\u{1F600}";
+    assert.equal(tokenFromProtocol(bearerProtocol(token)), token);
+    assert.equal(tokenFromProtocol("duplex-claude.v1"), undefined, "not a bearer subprotocol");
+    const prefix = BEARER_PREFIX;
+    assert.equal(tokenFromProtocol(`${prefix}a`), undefined, "not base64url");
+    assert.equal(
+      tokenFromProtocol(`${prefix}${base64url(Uint8Array.of(0xff))}`),
+      undefined,
+      "not UTF-8",
+    );
+  },
 });
