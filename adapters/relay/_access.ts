@@ -12,7 +12,6 @@ import {
   timingSafeEqual,
   tokenFromProtocol,
 } from "../../src/remote/wire.ts";
-import { RelayTokenVerifier } from "../../src/remote/verify_relay_token.ts";
 import { type CheckedPolicy, narrowPolicy } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 
@@ -53,14 +52,10 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 /** Decides, for each upgrade request, whether and as whom it may connect. */
 export class Gate {
   readonly #config: Config;
-  readonly #verifier: RelayTokenVerifier | undefined;
 
   /** @param config The relay's checked options. */
   constructor(config: Config) {
     this.#config = config;
-    this.#verifier = config.secrets.length === 0
-      ? undefined
-      : new RelayTokenVerifier(config.secrets, "Cannot serve the relay");
   }
 
   /**
@@ -92,14 +87,15 @@ export class Gate {
     if (match !== undefined) {
       return { ok: true, credential: { owner: `token:${match}`, policy: this.#config.policy } };
     }
-    if (this.#verifier === undefined || !JWT_SHAPE.test(token)) {
+    const verifier = this.#config.verifier;
+    if (verifier === undefined || !JWT_SHAPE.test(token)) {
       return refuse(
         "unauthorized",
         "Cannot connect to the relay: the bearer token is wrong; pass a token the relay was " +
-          `started with${this.#verifier === undefined ? "" : ", or a scoped token it can verify"}`,
+          `started with${verifier === undefined ? "" : ", or a scoped token it can verify"}`,
       );
     }
-    const check = await this.#verifier.verify(token);
+    const check = await verifier.verify(token);
     if (!check.ok) return refuse("unauthorized", `Cannot connect to the relay: ${check.reason}`);
     const { subject, policy } = check.token;
     return {

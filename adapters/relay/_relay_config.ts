@@ -19,8 +19,8 @@ import type { RelayOptions } from "./relay_options.ts";
 /** The relay's options, checked, with their defaults applied. */
 export interface Config {
   readonly tokens: readonly string[];
-  /** The secrets of scoped tokens (empty: none are taken). */
-  readonly secrets: readonly string[];
+  /** The checker of scoped tokens, its keys imported once (none without secrets). */
+  readonly verifier: RelayTokenVerifier | undefined;
   /** The allowed `Origin` values; undefined: any. */
   readonly allowedOrigins: ReadonlySet<string> | undefined;
   readonly hostname: string;
@@ -68,10 +68,10 @@ export function checkOptions(options: RelayOptions): Config {
   if (!Array.isArray(secrets)) {
     throw new TypeError("Cannot serve the relay: secrets must be an array of strings");
   }
-  if (secrets.length > 0) {
-    // Checks them (one or two, each of 32 bytes at least); the relay imports its own keys.
-    void new RelayTokenVerifier(secrets, "Cannot serve the relay");
-  }
+  // Checks them (one or two, each of 32 bytes at least) and imports their keys.
+  const verifier = secrets.length === 0
+    ? undefined
+    : new RelayTokenVerifier(secrets, "Cannot serve the relay");
   if (tokens.length === 0 && secrets.length === 0) {
     throw invalid(
       "pass tokens (static bearer tokens), secrets (for scoped tokens from mintRelayToken), " +
@@ -105,7 +105,7 @@ export function checkOptions(options: RelayOptions): Config {
   }
   return {
     tokens: [...tokens],
-    secrets: [...secrets],
+    verifier,
     allowedOrigins: checkOrigins(options.allowedOrigins),
     hostname,
     port,
