@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { DuplexSession } from "../../mod.ts";
 import { remote } from "../../adapters/remote/mod.ts";
 import { serveRelay } from "../../adapters/relay/mod.ts";
-import { e2eTest, trackedWebSockets, waitUntil, withSandbox } from "./_harness.ts";
+import { e2eTest, processAlive, trackedWebSockets, waitUntil, withSandbox } from "./_harness.ts";
 
 const TOKEN = crypto.randomUUID();
 
@@ -36,13 +36,16 @@ e2eTest(
       const first = await session.send("My name is Ada.");
       assert.equal(first.result.text, "Echo: My name is Ada.");
       const sessionId = session.sessionId;
+      // The relay's policy exposes the CLI's pid: the remote transport's description names it.
+      const pid = Number(/\(pid (\d+) there\)/.exec(session.transportInfo.description ?? "")?.[1]);
+      assert.ok(Number.isSafeInteger(pid) && pid > 1, session.transportInfo.description);
+      assert.ok(await processAlive(pid), "the CLI runs on the relay's host (this one)");
 
       await t.step("away past the grace: the process goes, the conversation is kept", async () => {
         for (const socket of sockets) socket.close(4999, "network cut by the test");
-        // The relay holds no live session (its CLI is closed; the unit test checks the pid).
         await waitUntil(() => relay.hibernatedCount === 1, "the hibernation");
-        await waitUntil(() => relay.sessionCount === 0, "no live session");
-        assert.equal(relay.sessionCount, 0);
+        await waitUntil(async () => !(await processAlive(pid)), "the CLI to be closed");
+        assert.equal(relay.sessionCount, 0, "no live session is left with it");
       });
 
       await t.step("the reconnect resumes it with the history", async () => {
