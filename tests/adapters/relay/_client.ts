@@ -43,6 +43,19 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * Polls `predicate` until it holds, for at most `ms`.
+ *
+ * @throws {Error} On timeout, naming `what`.
+ */
+export async function waitFor(what: string, predicate: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error(`Timed out after ${ms} ms waiting for ${what}`);
+    await delay(20);
+  }
+}
+
 /** How many CLIs were started with `countedCli(log)`. */
 export async function spawnCount(log: string): Promise<number> {
   try {

@@ -15,6 +15,7 @@ import {
   TestClient,
   TOKEN,
   userLine,
+  waitFor,
   waitGone,
 } from "./_client.ts";
 
@@ -57,16 +58,8 @@ async function hibernated(url: string, relay: { readonly hibernatedCount: number
   const cliSessionId = flagValue(helloArgs(client), "--session-id");
   await client.close();
   assert.ok(await waitGone(ready.pid as number, 5000), "the process is closed after the grace");
-  await waitFor(() => relay.hibernatedCount === 1);
+  await waitFor("the hibernation", () => relay.hibernatedCount === 1);
   return { ready, after, cliSessionId };
-}
-
-async function waitFor(predicate: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error("Timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 Deno.test("relay hibernation", async (t) => {
@@ -128,7 +121,7 @@ Deno.test("relay hibernation", async (t) => {
     await client.until("result", () => results(client).length === 1);
     await client.close(); // nothing acknowledged
     assert.ok(await waitGone(ready.pid as number, 5000));
-    await waitFor(() => env.relay.hibernatedCount === 1);
+    await waitFor("the hibernation", () => env.relay.hibernatedCount === 1);
     const again = resume(env.relay.url, ready.session, 0);
     await using _ = again;
     assert.equal((await again.next("ready")).resumed, true);
@@ -145,7 +138,7 @@ Deno.test("relay hibernation", async (t) => {
       await client.until("the long result", () => whole(client) && results(client).includes(long));
       await client.close(); // nothing acknowledged: more than the bound is unacknowledged
       assert.ok(await waitGone(ready.pid as number, 5000));
-      await waitFor(() => env.relay.hibernatedCount === 1);
+      await waitFor("the hibernation", () => env.relay.hibernatedCount === 1);
       const early = resume(env.relay.url, ready.session, 0);
       await using _early = early;
       assert.equal((await early.next("error")).kind, "resume_gap", "the tail was not kept");
@@ -159,7 +152,7 @@ Deno.test("relay hibernation", async (t) => {
       const seen = other.client.lastSeq();
       await other.client.close();
       assert.ok(await waitGone(other.ready.pid as number, 5000));
-      await waitFor(() => env.relay.hibernatedCount === 1);
+      await waitFor("the hibernation", () => env.relay.hibernatedCount === 1);
       const again = resume(env.relay.url, other.ready.session, seen);
       await using _again = again;
       assert.equal((await again.next("ready")).resumed, true, "it had everything");
@@ -174,7 +167,10 @@ Deno.test("relay hibernation", async (t) => {
     await using _ahead = ahead;
     assert.equal((await ahead.next("error", 10_000)).kind, "protocol");
     // Woken for nobody: it waits for the grace as after a drop, then sleeps (no process kept).
-    await waitFor(() => env.relay.sessionCount === 0 && env.relay.hibernatedCount === 1);
+    await waitFor(
+      "the next hibernation",
+      () => env.relay.sessionCount === 0 && env.relay.hibernatedCount === 1,
+    );
     const again = resume(env.relay.url, ready.session, after);
     await using _again = again;
     assert.equal((await again.next("ready", 10_000)).resumed, true, "still resumable");

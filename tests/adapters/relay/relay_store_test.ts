@@ -22,7 +22,7 @@ import {
 } from "../../../adapters/relay/mod.ts";
 import { sha256 } from "../../../adapters/relay/_relay_record.ts";
 import { denoRunArgs, makeTestDir } from "../subprocess/_helpers.ts";
-import { TestClient, TOKEN, waitGone } from "./_client.ts";
+import { TestClient, TOKEN, waitFor, waitGone } from "./_client.ts";
 
 const OTHER = "other-token-9876543210";
 const MIRROR_CLI = decodeURIComponent(new URL("./_mirror_cli.ts", import.meta.url).pathname);
@@ -392,14 +392,6 @@ class SlowRecords extends InMemorySessionStore {
   }
 }
 
-async function waitFor(what: string, predicate: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 Deno.test("relay: a session whose client goes while it wakes is kept for a resume", async () => {
   const workspace = await makeTestDir();
   try {
@@ -418,7 +410,7 @@ Deno.test("relay: a session whose client goes while it wakes is kept for a resum
     await waitFor("the wake", () => a.relay.hibernatedCount === 0);
     await gone.close();
     // Woken for nobody: it waits for the grace as after a drop, then sleeps again.
-    await waitFor("the next hibernation", () => a.relay.hibernatedCount === 1);
+    await waitFor("the next hibernation", () => a.relay.hibernatedCount === 1, 10_000);
     assert.equal(a.relay.sessionCount, 0);
 
     store.recordDelayMs = 0;
