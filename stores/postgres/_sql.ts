@@ -88,10 +88,22 @@ WHERE project_key = $1 AND session_id = $2 AND subpath <> '' ORDER BY subpath`;
 }
 
 /**
- * A delete, keys row first (it waits for an append in flight on the key, so
- * the entries delete, a later statement of the same transaction, sees that
- * append's entries). $1, $2: project key, session id; $3: the subpath, for a
- * subkey only (a main transcript goes with its subkeys).
+ * The first statement of a delete's transaction: waits for the appends in
+ * flight on the keys table (and holds new ones until the delete commits).
+ * Without it a delete misses the key row of an append not yet committed (a
+ * new row is invisible, so nothing waits for it) and then, statement by
+ * statement, deletes the entries that append committed meanwhile: a key
+ * row without entries. Appends take only ROW EXCLUSIVE, so they never
+ * wait for one another; deletes wait for each other.
+ */
+export function deleteLock(names: TableNames): string {
+  return `LOCK TABLE ${names.keys} IN SHARE ROW EXCLUSIVE MODE`;
+}
+
+/**
+ * A delete, after {@linkcode deleteLock}: the keys rows, then the entries.
+ * $1, $2: project key, session id; $3: the subpath, for a subkey only (a
+ * main transcript goes with its subkeys).
  */
 export function deleteStatements(names: TableNames, withSubpath: boolean): string[] {
   const where = `WHERE project_key = $1 AND session_id = $2${

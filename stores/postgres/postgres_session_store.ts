@@ -208,7 +208,9 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /**
-   * Deletes a transcript; a main one with its subkeys (one transaction).
+   * Deletes a transcript; a main one with its subkeys (one transaction,
+   * which first waits for the appends in flight on the table, so none of
+   * them leaves a key row behind without its entries).
    *
    * @param key The transcript.
    * @throws {TypeError} For a bad key.
@@ -222,6 +224,7 @@ export class PostgresSessionStore implements SessionStore {
     const statements = q.deleteStatements(this.#names, sub);
     const values = sub ? params : params.slice(0, 2);
     await this.#transaction(op, async (tx) => {
+      await tx.unsafe(q.deleteLock(this.#names));
       for (const statement of statements) await tx.unsafe(statement, values);
     });
   }

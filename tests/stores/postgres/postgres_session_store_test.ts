@@ -242,8 +242,13 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
           () => new PostgresSessionStore(otherClient, { table: "delete_race" }),
         );
         try {
-          for (let round = 0; round < 10; round++) {
-            const appends = others.map((other, i) => other.append(KEY, [{ type: "x", i }]));
+          // Each round races a delete of a key with no row yet against five appends; odd
+          // rounds send two of them to a subkey, which the main key's delete removes too.
+          const sub = { ...KEY, subpath: "subagents/agent-1" };
+          for (let round = 0; round < 40; round++) {
+            const appends = others.map((other, i) =>
+              other.append(round % 2 === 1 && i % 2 === 1 ? sub : KEY, [{ type: "x", i }])
+            );
             await Promise.all([store.delete(KEY), ...appends]);
             const loaded = await store.load(KEY);
             const listed = await store.listSessions(KEY.projectKey);
@@ -251,6 +256,11 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
               loaded === null,
               listed.length === 0,
               `round ${round}: entries iff a key row`,
+            );
+            assert.equal(
+              await store.load(sub) === null,
+              (await store.listSubkeys(KEY)).length === 0,
+              `round ${round}: a subkey's entries iff its key row`,
             );
             await store.delete(KEY);
           }
