@@ -27,8 +27,12 @@
  * @module
  */
 
-/** A span attribute value. */
-export type AttributeValue = string | number | boolean | readonly string[] | readonly number[];
+/**
+ * A span attribute value. Arrays are mutable in the type, as `@opentelemetry/api`
+ * 1.9 declares them (1.10 accepts readonly ones too), so that either release's
+ * tracer can be passed in.
+ */
+export type AttributeValue = string | number | boolean | string[] | number[];
 
 /** Span attributes. */
 export type Attributes = Record<string, AttributeValue | undefined>;
