@@ -28,6 +28,11 @@
  * - `resume_failed`: a conversation could not be resumed in a new process (`exit` says how).
  * - `store_failed`: a session store's backend failed (a database down, an SQL error); `cause`
  *   holds the driver's error.
+ * - `unsupported`: the CLI does not support what the session's options need, so the session
+ *   refuses to run on it: a hook asks for `onFailure: "block"` and the CLI's `initialize` reply
+ *   does not confirm it (`hook_on_failure_supported: true`, hooks applied). The message names the
+ *   hook events and what the reply lacked; no user line was sent, every `send` is refused, and
+ *   the session ends (`subtype` is `"initialize"`).
  */
 export type DuplexErrorKind =
   | "turn_in_flight"
@@ -47,7 +52,8 @@ export type DuplexErrorKind =
   | "claim_refused"
   | "pool_exhausted"
   | "resume_failed"
-  | "store_failed";
+  | "store_failed"
+  | "unsupported";
 
 /** How a transport's peer ended: a process exit, or a closed connection. */
 export interface TransportExit {

@@ -107,7 +107,10 @@ export interface HookMatcher<E extends HookEvent = HookEvent> {
    * tool call fails with `… blocking because onFailure is "block"`). The CLI
    * ignores it on `Stop`, `SubagentStop`, `TaskCompleted` and `TeammateIdle`.
    * Claude Code 2.1.332 honours it and says so in its `initialize` reply
-   * (`hook_on_failure_supported: true`).
+   * (`hook_on_failure_supported: true`). A session with a `"block"` matcher
+   * writes no user line until that reply confirms it; on a CLI whose reply
+   * does not, every `send` is refused (an `unsupported` DuplexError) and the
+   * session ends, so no turn runs unprotected.
    *
    * @default {"continue"}
    */
@@ -133,13 +136,19 @@ export interface HookRegistry {
   >;
   /** Callback id to function. */
   readonly callbacks: ReadonlyMap<string, HookCallback>;
+  /**
+   * The events with a matcher that asks for `onFailure: "block"`, in the
+   * order given. A session with any waits, before its first user line, for
+   * the CLI's `initialize` reply to confirm that it honours them.
+   */
+  readonly blocking: readonly HookEvent[];
 }
 
 /**
  * Assigns callback ids to hook functions.
  *
  * @param hooks Hooks by event.
- * @returns The `initialize` field and the id lookup.
+ * @returns The `initialize` field, the id lookup, and the events that ask for `"block"`.
  * @throws {TypeError} For an event not in {@linkcode HOOK_EVENTS}, a matcher
  * without a function, or a bad `matcher`, `timeoutMs` or `onFailure`.
  *
@@ -153,6 +162,7 @@ export interface HookRegistry {
  *   PreToolUse: [{ matcher: "Bash", hookCallbackIds: ["hook_0"] }],
  * });
  * assert.equal(typeof registry.callbacks.get("hook_0"), "function");
+ * assert.deepEqual(registry.blocking, []);
  * ```
  */
 export function registerHooks(hooks: HooksOptions): HookRegistry {
@@ -161,6 +171,7 @@ export function registerHooks(hooks: HooksOptions): HookRegistry {
   }
   const initialize: HookRegistry["initialize"] = {};
   const callbacks = new Map<string, HookCallback>();
+  const blocking: HookEvent[] = [];
   for (const [event, matchers] of Object.entries(hooks)) {
     if (matchers === undefined) continue;
     if (!isHookEvent(event)) {
@@ -179,8 +190,9 @@ export function registerHooks(hooks: HooksOptions): HookRegistry {
       })
     );
     if (entries.length > 0) initialize[event] = entries;
+    if (entries.some((entry) => entry.onFailure === "block")) blocking.push(event);
   }
-  return { initialize, callbacks };
+  return { initialize, callbacks, blocking: Object.freeze(blocking) };
 }
 
 function isHookEvent(name: string): name is HookEvent {

@@ -3,7 +3,7 @@
 
 import { checkMs } from "../_deadline.ts";
 import { checkTelemetry } from "../telemetry/_check_telemetry.ts";
-import { registerHooks } from "../hooks/hooks.ts";
+import { type HookEvent, registerHooks } from "../hooks/hooks.ts";
 import type { SdkMcpServer } from "../mcp/mcp_server.ts";
 import { type SplitServers, splitServers } from "./_mcp_servers.ts";
 import { initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
@@ -70,6 +70,8 @@ export interface SessionSettings {
   readonly queue: boolean;
   readonly verbatimPrompts: boolean;
   readonly mcp: SplitServers;
+  /** The hook events that ask for `onFailure: "block"`: user lines wait for `initialize` to confirm. */
+  readonly blockingHooks: readonly HookEvent[];
 }
 
 /** Validates start options before any transport opens, and resolves their defaults. */
@@ -92,7 +94,7 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
   if (onUnresponsive !== "close" && onUnresponsive !== "keep") {
     throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
   }
-  if (options.hooks !== undefined) registerHooks(options.hooks); // throws a TypeError naming the bad entry
+  const blockingHooks = options.hooks === undefined ? [] : registerHooks(options.hooks).blocking; // throws a TypeError naming the bad entry
   const mcp = splitServers(options.mcpServers); // throws a TypeError naming the bad server
   const promptFields = systemPromptFields(options.systemPrompt); // a TypeError for a bad shape
   if (promptFields.appendSystemPrompt !== undefined && options.appendSystemPrompt !== undefined) {
@@ -121,6 +123,7 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
     queue: options.queue === true,
     verbatimPrompts: options.verbatimPrompts === true,
     mcp,
+    blockingHooks,
   };
 }
 

@@ -48,6 +48,7 @@ import {
   userLine,
 } from "./_session_input.ts";
 import { TurnTracker } from "./_turn_tracker.ts";
+import { PromptHold } from "./_prompt_hold.ts";
 import type { ExitStatus, SessionEvent, SessionState } from "./events.ts";
 import { readSessionInfo, type SessionInfo } from "./session_info.ts";
 import { TranscriptMirror } from "./_mirror.ts";
@@ -114,6 +115,8 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   #initFailure: { error: unknown; reported: boolean } | undefined;
   /** Resolves once what the first turn must wait for is done (external MCP servers). */
   #gate: Promise<void> | undefined;
+  /** Holds user lines until `initialize` confirms the hooks that ask for `"block"` (when any do). */
+  #hold: PromptHold | undefined;
   readonly #onOwnerAbort = (): void => void this.close();
 
   /**
@@ -303,7 +306,9 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
 
   /**
    * Resolves with the CLI's answer to `initialize` (`undefined` when none was
-   * sent); rejects with a `control_failed` or `timeout` DuplexError when it failed.
+   * sent); rejects with a `control_failed` or `timeout` DuplexError when it
+   * failed, and with an `unsupported` one when a hook asks for
+   * `onFailure: "block"` and the answer does not confirm it.
    */
   get initialized(): Promise<SessionInfo | undefined> {
     return this.#initialized;
@@ -377,12 +382,15 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * @param options A signal that interrupts the turn, a timeout, the line's uuid.
    * @returns The turn's result and its events.
    * @throws {DuplexError} `turn_in_flight` while another turn runs; `closed` or
-   * `process_exited` when the session ends first; `timeout` after `timeoutMs`.
+   * `process_exited` when the session ends first; `timeout` after `timeoutMs`;
+   * `unsupported` when a hook asks for `onFailure: "block"` and the CLI's
+   * `initialize` reply does not confirm it (a send waits for that reply).
    * Rejects with `signal.reason` when the signal aborts.
    */
   async send(content: UserContent, options: SendOptions = {}): Promise<Turn> {
     const { signal } = options;
     signal?.throwIfAborted();
+    if (this.#hold?.refusal) throw this.#hold.refusal; // for good: no turn runs unprotected
     this.#assertUsable("send a turn");
     checkSendOptions(options);
     const queue = options.queue ?? this.#settings.queue;
@@ -395,6 +403,12 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       throw this.#initFailure.error;
     }
     const message = { role: "user", content: toContentBlocks(content) };
+    const held = this.#hold?.wait(signal);
+    if (held) {
+      await held; // the refusal, or the signal's reason, is this send's
+      signal?.throwIfAborted();
+      this.#assertUsable("send a turn");
+    }
     if (this.#gate) {
       const gate = this.#gate;
       this.#gate = undefined;
@@ -428,6 +442,8 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    */
   async interrupt(options: InterruptOptions = {}): Promise<InterruptReceipt> {
     const { cancelQueued, ...rest } = options;
+    const held = this.#hold?.wait(rest.signal);
+    if (held) await held; // behind the held lines it is meant to follow
     const turnWasRunning = this.#turns.busy;
     const raw = await this.request("interrupt", cancelQueued ? { cancel_queued: true } : {}, rest);
     const stillQueued = strings(raw.still_queued);
@@ -619,21 +635,20 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   }
 
   #sendInitialize(fields: Record<string, unknown>): void {
-    const blocking = JSON.stringify(fields.hooks ?? {}).includes('"onFailure":"block"');
-    const pending = this.#control.request("initialize", fields).then((reply) => {
-      // A hook that must block on failure is unsafe on a CLI that would only warn (the SDK checks so too).
-      if (blocking && (reply.hook_on_failure_supported !== true || reply.hooks_applied === false)) {
-        throw new DuplexError(
-          "control_failed",
-          'Cannot start the session: a hook asks for onFailure: "block", and this CLI does not ' +
-            "support it (its initialize reply lacks hook_on_failure_supported); upgrade claude",
-          { subtype: "initialize" },
-        );
-      }
-      this.#info = readSessionInfo(reply);
+    let reply = this.#control.request("initialize", fields);
+    const blocking = this.#settings.blockingHooks;
+    if (blocking.length > 0) {
+      // A hook that must block on failure is unsafe on a CLI that would only warn: user lines
+      // wait for the reply to confirm, and when it does not, the session ends (as the SDK does).
+      this.#hold = new PromptHold(blocking, reply, (refusal) => void this.#shutDown(refusal));
+      reply = this.#hold.confirmed;
+    }
+    const pending = reply.then((payload) => {
+      this.#info = readSessionInfo(payload);
       return this.#info;
     });
     pending.catch((error) => {
+      if (this.#hold) return; // refused for good, never reported once
       const reported = this.#turns.failActive(error);
       this.#initFailure = { error, reported };
     });

@@ -126,7 +126,17 @@ export interface DuplexSessionOptions {
   appendSystemPrompt?: string;
   /** Sub-agents, by name (sent in `initialize`). */
   agents?: Record<string, AgentDefinition>;
-  /** Hooks as functions, by event (registered in `initialize`, answered on `hook_callback`). */
+  /**
+   * Hooks as functions, by event (registered in `initialize`, answered on
+   * `hook_callback`). When a matcher asks for `onFailure: "block"`, no user
+   * line goes out (every `send`, queued ones too, and `interrupt` wait) until
+   * the CLI's `initialize` reply confirms it honours that
+   * (`hook_on_failure_supported: true`); a reply that does not, or an
+   * `initialize` that fails or times out, refuses every `send` (an
+   * `unsupported` DuplexError naming the events, for a reply that does not
+   * confirm) and ends the session, so no turn runs unprotected. Without such
+   * a matcher nothing waits.
+   */
   hooks?: HooksOptions;
   /**
    * MCP servers by name, the official SDK's shape: in-process servers made
@@ -146,7 +156,8 @@ export interface DuplexSessionOptions {
   /**
    * Send `initialize` even when no option above needs it (`true`), or add
    * raw fields to it. It is written before the first user line without
-   * waiting for the reply; `session.initialized` resolves with the reply.
+   * waiting for the reply (unless a hook asks for `onFailure: "block"`, see
+   * `hooks`); `session.initialized` resolves with the reply.
    */
   initialize?: boolean | Record<string, unknown>;
   /**

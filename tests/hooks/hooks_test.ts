@@ -55,6 +55,21 @@ Deno.test({
 });
 
 Deno.test({
+  name: 'registerHooks() lists the events with a matcher that asks for onFailure: "block"',
+  permissions: "none",
+  fn() {
+    const registry = registerHooks({
+      Stop: [{ run: () => {}, onFailure: "block" }],
+      PreToolUse: [{ run: () => {} }, { matcher: "Bash", run: () => {}, onFailure: "block" }],
+      PostToolUse: [{ run: () => {}, onFailure: "continue" }],
+      Notification: [{ run: () => {} }],
+    });
+    assert.deepEqual(registry.blocking, ["Stop", "PreToolUse"]);
+    assert.deepEqual(registerHooks({ Stop: [{ run: () => {} }] }).blocking, []);
+  },
+});
+
+Deno.test({
   name: "registerHooks() throws a TypeError naming the bad entry",
   permissions: "none",
   async fn(t) {

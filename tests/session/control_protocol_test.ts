@@ -442,7 +442,7 @@ Deno.test("a hook reply JSON cannot carry is answered with the encoding error", 
   assert.match(String(reply.error), /BigInt/);
 });
 
-Deno.test('onFailure: "block" on a CLI that does not support it fails the first send', async () => {
+Deno.test('onFailure: "block" on a CLI that does not support it refuses the send', async () => {
   const cli = new ScriptedCli({ echo: true });
   cli.on(
     "control_request:initialize",
@@ -452,10 +452,10 @@ Deno.test('onFailure: "block" on a CLI that does not support it fails the first 
     transport: cli.transport,
     hooks: { PreToolUse: [{ run: () => ({}), onFailure: "block" }] },
   });
-  await assert.rejects(session.initialized, (e) => isDuplexError(e, "control_failed"));
+  await assert.rejects(session.initialized, (e) => isDuplexError(e, "unsupported"));
   await assert.rejects(
     session.send("hi"),
-    (e) => isDuplexError(e, "control_failed") && /onFailure/.test(e.message),
+    (e) => isDuplexError(e, "unsupported") && /onFailure/.test(e.message),
   );
   const ok = new ScriptedCli({ echo: true });
   ok.on(
