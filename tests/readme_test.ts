@@ -1,22 +1,37 @@
 /**
- * The README's examples are the programs in examples/ (type-checked with the
- * package, run against the real CLI by the e2e suite): each block marked
- * `<!-- example: examples/x.ts -->` must be that file, word for word.
+ * The examples of the README and of docs/*.md are the programs in examples/
+ * (type-checked with the package, run against the real CLI by the e2e
+ * suite): each block marked `<!-- example: examples/x.ts -->` must be that
+ * file, word for word.
  */
 import assert from "node:assert/strict";
 
 const root = new URL("../", import.meta.url);
 
-Deno.test("README example blocks are the files in examples/", {
+/** README.md and every docs/*.md, by their paths from the repository's root. */
+async function pages(): Promise<Map<string, string>> {
+  const found = new Map([["README.md", await Deno.readTextFile(new URL("README.md", root))]]);
+  const docs: string[] = [];
+  for await (const entry of Deno.readDir(new URL("docs/", root))) {
+    if (entry.isFile && entry.name.endsWith(".md")) docs.push(`docs/${entry.name}`);
+  }
+  for (const path of docs.sort()) found.set(path, await Deno.readTextFile(new URL(path, root)));
+  return found;
+}
+
+Deno.test("the example blocks of README.md and docs/*.md are the files in examples/", {
   permissions: { read: ["."] },
 }, async () => {
-  const readme = await Deno.readTextFile(new URL("README.md", root));
-  const blocks = [...readme.matchAll(/<!-- example: (\S+) -->\n\n```ts ignore\n([\s\S]*?)\n```/g)];
-  assert.ok(blocks.length >= 5, `found ${blocks.length} example blocks`);
-  for (const [, path, code] of blocks) {
-    const file = await Deno.readTextFile(new URL(path!, root));
-    assert.equal(code, file.trimEnd(), `README block for ${path} differs from the file`);
+  let count = 0;
+  for (const [page, text] of await pages()) {
+    const blocks = text.matchAll(/<!-- example: (\S+) -->\n\n```ts ignore\n([\s\S]*?)\n```/g);
+    for (const [, path, code] of blocks) {
+      const file = await Deno.readTextFile(new URL(path!, root));
+      assert.equal(code, file.trimEnd(), `${page}: the block for ${path} differs from the file`);
+      count++;
+    }
   }
+  assert.ok(count >= 6, `found ${count} example blocks`);
 });
 
 Deno.test("README names the pinned Deno version in both commands, as .ci/run does", {
@@ -30,10 +45,10 @@ Deno.test("README names the pinned Deno version in both commands, as .ci/run doe
   assert.match(ci, /deno task test\b/);
 });
 
-Deno.test("every examples/, docs/ and tests/ path the README and the examples name exists", {
+Deno.test("every examples/, docs/ and tests/ path the pages and the examples name exists", {
   permissions: { read: ["."] },
 }, async () => {
-  const texts = [await Deno.readTextFile(new URL("README.md", root))];
+  const texts = [...(await pages()).values()];
   for await (const entry of Deno.readDir(new URL("examples/", root))) {
     if (entry.isFile && entry.name.endsWith(".ts")) {
       texts.push(await Deno.readTextFile(new URL(`examples/${entry.name}`, root)));
