@@ -23,6 +23,13 @@ const MODES: readonly PermissionMode[] = [
   "auto",
 ];
 const QUIT_WINDOW_MS = 2000;
+/**
+ * SIGINTs closer together than this are one press of Ctrl-C. The terminal
+ * sends one to the whole foreground process group, and `deno task` (and npx
+ * above it) forward theirs too, so one press reaches the demo two or three
+ * times within a few milliseconds.
+ */
+const SAME_PRESS_MS = 200;
 /** How long the status line waits for the printer to show the turn's end. */
 const RENDER_BOUND_MS = 2000;
 const HELP = [
@@ -42,7 +49,8 @@ class Chat {
   readonly #alwaysTools = new Set<string>();
   #chat!: ChatSession;
   #turn: AbortController | undefined;
-  #lastInterrupt = 0;
+  /** When the last press of Ctrl-C began, and when its last signal came. */
+  #press = { at: -Infinity, last: -Infinity };
   #quitting = false;
   #totals = { turns: 0, interrupted: 0, ms: 0, input: 0, output: 0 };
 
@@ -198,9 +206,12 @@ class Chat {
 
   #onSignal(signal: "SIGINT" | "SIGTERM" | "SIGHUP"): void {
     if (signal !== "SIGINT") return void this.#quit(signal === "SIGTERM" ? 143 : 129, signal);
-    const now = Date.now();
-    const again = now - this.#lastInterrupt < QUIT_WINDOW_MS;
-    this.#lastInterrupt = now;
+    const now = performance.now();
+    const echo = now - this.#press.last < SAME_PRESS_MS;
+    this.#press.last = now;
+    if (echo) return; // the same press, delivered again
+    const again = now - this.#press.at < QUIT_WINDOW_MS;
+    this.#press.at = now;
     if (again) return void this.#quit(130, "Ctrl-C twice");
     if (this.#turn !== undefined) {
       this.#out.line("  ^C: interrupting the turn (Ctrl-C again to quit)");

@@ -65,6 +65,15 @@ async function findCli(): Promise<{ path?: string; reason: string }> {
   }
 }
 
+/**
+ * The folder claude works in: the one the demo was started from. `deno task`
+ * runs the task in the folder of its deno.json and names the caller's folder
+ * in `INIT_CWD`.
+ */
+function workFolder(): string {
+  return Deno.env.get("INIT_CWD") || Deno.cwd();
+}
+
 async function tryReal(
   path: string,
   onPermission: Handler,
@@ -74,7 +83,7 @@ async function tryReal(
     session = await DuplexSession.start({
       transport: subprocess({
         pathToClaudeCodeExecutable: path,
-        cwd: Deno.cwd(),
+        cwd: workFolder(),
         includePartialMessages: true,
         // The chat's own SIGINT listener interrupts turns; it closes the CLI on its way out.
         hostSignal: "ignore",
@@ -102,7 +111,7 @@ async function tryReal(
     return {
       session,
       real: true,
-      banner: `Talking to claude ${info.version} (${path}, pid ${session.pid}) in ${Deno.cwd()}.`,
+      banner: `Talking to claude ${info.version} (${path}, pid ${session.pid}) in ${workFolder()}.`,
     };
   } catch (error) {
     await session?.close();
