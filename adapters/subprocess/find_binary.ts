@@ -7,9 +7,12 @@
 
 import { DuplexError } from "../../src/errors.ts";
 
-/** How to install the CLI, for error messages. */
-const INSTALL_HINT = "install it with `npm install -g @anthropic-ai/claude-code`, " +
-  "or point the CLAUDE_CLI environment variable or the `binary` option at it";
+/** How to install the CLI or name it: the second line of every `cli_not_found` message. */
+const INSTALL_HINT = "Install it with `npm install -g @anthropic-ai/claude-code`, or give its " +
+  "path in the CLAUDE_CLI environment variable or the pathToClaudeCodeExecutable option";
+
+/** How many of PATH's folders a `cli_not_found` message names; the rest are counted. */
+const FOLDERS_NAMED = 3;
 
 /** Options of {@linkcode resolveBinary}. */
 export interface ResolveBinaryOptions {
@@ -35,8 +38,9 @@ type Probe = "found" | "missing" | "not a file" | "not executable" | "unreadable
  *
  * @param options Where to look.
  * @returns The path (or, when it could not be checked, the name) to spawn.
- * @throws {DuplexError} `cli_not_found` naming every path tried and how to
- * install the CLI; `not_permitted` when the environment cannot be read.
+ * @throws {DuplexError} `cli_not_found` in two lines: where it looked (the
+ * first folders of PATH, the others counted; every path tried is in its
+ * `cause`), and how to install or name the CLI; `not_permitted` when the environment cannot be read.
  *
  * @example Find the CLI
  * ```ts ignore
@@ -50,7 +54,7 @@ export async function resolveBinary(options: ResolveBinaryOptions = {}): Promise
   let source: string;
   if (options.binary !== undefined) {
     requested = options.binary;
-    source = "the binary option";
+    source = "as given";
   } else {
     const fromEnv = readEnv("CLAUDE_CLI", options.env);
     if (fromEnv !== undefined && fromEnv !== "") {
@@ -74,9 +78,9 @@ export async function resolveBinary(options: ResolveBinaryOptions = {}): Promise
     if (probe === "missing" || probe === "not a file") {
       throw new DuplexError(
         "cli_not_found",
-        `Cannot find claude: ${path} (from ${source}) is ${
+        `Cannot find claude: ${path}${from(source)} is ${
           probe === "missing" ? "missing" : "not a file"
-        }; ${INSTALL_HINT}`,
+        }\n${INSTALL_HINT}`,
       );
     }
     // "not executable" is reported by the spawn, with the fix.
@@ -97,16 +101,30 @@ export async function resolveBinary(options: ResolveBinaryOptions = {}): Promise
       if (probe === "found") return path;
       // Without read permission nothing can be checked: let the spawn search PATH.
       if (probe === "unknown") return requested;
-      if (probe !== "missing") skipped.push(`${path} (${probe})`);
+      if (probe !== "missing") skipped.push(`${path} is ${probe}`);
     }
   }
-  const where = tried.length === 0
-    ? "PATH is empty"
-    : `tried ${tried.join(", ")}${skipped.length > 0 ? `; skipped ${skipped.join(", ")}` : ""}`;
+  const skips = skipped.length === 0 ? "" : `; ${skipped.join(", ")}`;
   throw new DuplexError(
     "cli_not_found",
-    `Cannot find claude: no executable "${requested}" (from ${source}) on PATH (${where}); ${INSTALL_HINT}`,
+    `Cannot find claude: no executable "${requested}"${from(source)} on PATH ` +
+      `(${searched(dirs)}${skips})\n${INSTALL_HINT}`,
+    tried.length === 0 ? {} : { cause: new Error(`Looked for claude at ${tried.join(", ")}`) },
   );
+}
+
+/* Where a name came from, for messages: " (from CLAUDE_CLI)", " (as given)", or nothing. */
+function from(source: string): string {
+  if (source === "the default name") return "";
+  return source === "as given" ? ` (${source})` : ` (from ${source})`;
+}
+
+/* PATH's folders, named up to a few and counted beyond. */
+function searched(dirs: readonly string[]): string {
+  if (dirs.length === 0) return "PATH is empty";
+  const named = dirs.slice(0, FOLDERS_NAMED).join(", ");
+  const more = dirs.length - FOLDERS_NAMED;
+  return `searched ${named}${more > 0 ? ` and ${more} more folder${more === 1 ? "" : "s"}` : ""}`;
 }
 
 /**
@@ -138,7 +156,7 @@ export function explainSpawnError(error: unknown, program: string, cwd?: string)
     const place = cwd === undefined ? "" : ` (or the working directory ${cwd} is missing)`;
     return new DuplexError(
       "cli_not_found",
-      `Cannot start claude: ${program} was not found${place}; ${INSTALL_HINT}`,
+      `Cannot start claude: ${program} was not found${place}\n${INSTALL_HINT}`,
       { cause: error },
     );
   }
@@ -162,7 +180,7 @@ export function readEnv(
       throw new DuplexError(
         "not_permitted",
         `Cannot find claude: reading ${name} needs --allow-env=${name}; run again with ` +
-          `--allow-env=CLAUDE_CLI,PATH (or --allow-env), or pass the binary option`,
+          `--allow-env=CLAUDE_CLI,PATH (or --allow-env), or pass pathToClaudeCodeExecutable`,
         { cause: error },
       );
     }

@@ -57,8 +57,8 @@ async function findCli(): Promise<{ path?: string; reason: string }> {
     return { path: await resolveBinary(), reason: "" };
   } catch (error) {
     if (!(error instanceof DuplexError)) throw error;
-    // "Cannot find claude: /x (from CLAUDE_CLI) is missing; install it …": the middle part.
-    const why = error.message.replace(/^Cannot find claude: /, "").split(";")[0]!;
+    // "Cannot find claude: /x (from CLAUDE_CLI) is missing\nInstall it …": the first line.
+    const why = error.message.replace(/^Cannot find claude: /, "").split("\n")[0]!;
     return {
       reason: Deno.env.get("CLAUDE_CLI") ? why : "no claude on PATH, and CLAUDE_CLI is not set",
     };

@@ -58,7 +58,7 @@ Deno.test("resolveBinary() takes the binary option, then CLAUDE_CLI, then PATH",
   });
 });
 
-Deno.test("resolveBinary() names every path tried when claude is missing", async (t) => {
+Deno.test("resolveBinary() says in two lines where it looked and how to get claude", async (t) => {
   await t.step("on PATH", async () => {
     await withBinDir(async (dir) => {
       await script(`${dir}/claude`, 0o600);
@@ -67,17 +67,45 @@ Deno.test("resolveBinary() names every path tried when claude is missing", async
         resolveBinary({ env: { CLAUDE_CLI: undefined, PATH: `${a}:${dir}::${b}` } }),
         (error: unknown) => {
           assert.ok(isDuplexError(error, "cli_not_found"));
-          const tried = `${a}/claude, ${dir}/claude, ${b}/claude`;
-          assert.ok(error.message.includes(tried), error.message);
-          const skipped = `skipped ${dir}/claude (not executable)`;
-          assert.ok(error.message.includes(skipped), error.message);
-          assert.ok(error.message.includes(INSTALL), error.message);
-          assert.ok(error.message.includes("CLAUDE_CLI"), error.message);
-          assert.match(error.message, /^Cannot find claude: /);
+          const lines = error.message.split("\n");
+          assert.equal(lines.length, 2, error.message);
+          assert.equal(
+            lines[0],
+            `Cannot find claude: no executable "claude" on PATH (searched ${a}, ${dir}, ${b}; ` +
+              `${dir}/claude is not executable)`,
+          );
+          assert.ok(lines[1]!.includes(INSTALL), error.message);
+          assert.ok(lines[1]!.includes("CLAUDE_CLI"), error.message);
+          assert.ok(lines[1]!.includes("pathToClaudeCodeExecutable"), error.message);
+          assert.doesNotMatch(error.message, /\bbinary\b/, "not the deprecated option's name");
+          assert.ok(error.cause instanceof Error);
+          assert.equal(
+            error.cause.message,
+            `Looked for claude at ${a}/claude, ${dir}/claude, ${b}/claude`,
+          );
           return true;
         },
       );
     });
+  });
+  await t.step("a long PATH: three folders named, the rest counted", async () => {
+    const dirs = Array.from({ length: 16 }, (_, i) => `${TEST_TMP}/nonexistent-${i}`);
+    await assert.rejects(
+      resolveBinary({ env: { CLAUDE_CLI: undefined, PATH: dirs.join(":") } }),
+      (error: unknown) => {
+        assert.ok(isDuplexError(error, "cli_not_found"));
+        const [first, second, ...rest] = error.message.split("\n");
+        assert.deepEqual(rest, []);
+        assert.equal(
+          first,
+          `Cannot find claude: no executable "claude" on PATH ` +
+            `(searched ${dirs[0]}, ${dirs[1]}, ${dirs[2]} and 13 more folders)`,
+        );
+        assert.ok(second!.startsWith(`Install it with \`${INSTALL}\``), second);
+        assert.ok(String((error.cause as Error).message).includes(`${dirs[15]}/claude`));
+        return true;
+      },
+    );
   });
   await t.step("an empty PATH", async () => {
     await assert.rejects(
