@@ -1,12 +1,30 @@
 // This module is browser compatible.
 // deno-lint-ignore-file camelcase -- field names are the wire protocol's
 /**
- * Every host-to-CLI control request subtype the CLI (2.1.332) knows, with
- * the fields it takes and the reply it documents. `session.request(subtype,
- * fields)` is typed by this map. Replies are typed as the official SDK
- * (0.3.332) documents them and as 2.1.332 sent them offline (every reply of
- * a subtype the SDK wraps was seen, `mcp_reconnect` of a live server
- * excepted), not validated: fields may be missing on other CLI versions.
+ * The host-to-CLI control request subtypes, with the fields each takes and
+ * the reply it documents: `session.request(subtype, fields)` is typed by
+ * this map. It holds 39: all 37 host-sent members of the official SDK's
+ * (0.3.332) `SDKControlRequestInner`, and `claim_session` and
+ * `set_mcp_permission_mode_override`, which the SDK sends with no public
+ * type. It does not type the other 27 subtypes the SDK's bundle (`sdk.mjs`)
+ * sends with no public type: `channel_enable`, `claude_authenticate`,
+ * `claude_oauth_callback`, `claude_oauth_wait_for_completion`,
+ * `export_conversation`, `generate_session_title`, `get_chrome_browsers`,
+ * `get_chrome_dialog`, `get_memory_dialog`, `get_plan`, `get_sandbox_dialog`,
+ * `get_skills_dialog`, `get_status`, `mcp_authenticate`, `mcp_clear_auth`,
+ * `mcp_oauth_callback_url`, `message_rated`, `prompt_draft_activity`,
+ * `remote_control`, `select_chrome_browser`, `set_chrome_browser_hints`,
+ * `set_cwd`, `set_prompt_suggestions_paused`, `side_question`,
+ * `submit_feedback`, `submit_survey_feedback`, `ultrareview_launch`
+ * (`request` still sends any of them, untyped). Nor does it hold the four
+ * subtypes the CLI sends to the host (`can_use_tool`, `hook_callback`,
+ * `elicitation`, `request_user_dialog`): this map types what the host sends
+ * (`can_use_tool`'s body is `CanUseToolRequest`, in `control.ts`).
+ *
+ * Replies are typed as the official SDK documents them and as the CLI
+ * (2.1.332) sent them offline (every reply of a subtype the SDK wraps was
+ * seen, `mcp_reconnect` of a live server excepted), not validated: fields
+ * may be missing on other CLI versions.
  *
  * @module
  */
