@@ -41,6 +41,24 @@ export interface LauncherDeps {
   count(counter: "claimRefusals" | "handoutFailures"): void;
 }
 
+/**
+ * How a spare's hand-out went: it `served`; it was `dead` (its process had
+ * ended: the next spare may serve); or it `failed` otherwise (refused, too
+ * slow: another spare would too, so the conversation starts another way).
+ */
+type HandOut =
+  | { readonly state: "served"; readonly session: DuplexSession }
+  | { readonly state: "dead" }
+  | { readonly state: "failed" };
+
+const DEAD: HandOut = { state: "dead" };
+const FAILED: HandOut = { state: "failed" };
+
+/* What a failed hand-out tells of its spare: dead when its process had ended. */
+function endedBy(error: unknown): HandOut {
+  return isDuplexError(error, "process_exited") ? DEAD : FAILED;
+}
+
 /** Starts a pool's processes. */
 export class Launcher {
   readonly #options: SessionPoolOptions;
@@ -73,7 +91,9 @@ export class Launcher {
 
   /**
    * Gets a process for a conversation: a resume, a warm spare, a parked spare
-   * claimed for it, or a cold start.
+   * claimed for it, or a cold start. A spare found dead at its hand-out (its
+   * process ended before the pool heard of it) is closed and the next spare
+   * of its kind is tried.
    */
   async open(conversation: Launchable): Promise<{ session: DuplexSession; via: StartVia }> {
     const options = conversation.options ?? {};
@@ -82,38 +102,66 @@ export class Launcher {
       return { session: await this.#resume(conversation, resume), via: "resumed" };
     }
     if (fitsWarmSpare(options, this.#cwd)) {
-      const spare = this.#deps.shelf.take("warm");
-      const session = spare && await this.#handOut(spare, conversation.key, options);
+      const session = await this.#fromShelf(
+        "warm",
+        (spare) => this.#handOut(spare, conversation.key, options),
+      );
       if (session) return { session, via: "spare" };
     }
-    const parked = this.#deps.shelf.take("parked");
-    const claimed = parked && await this.#claim(parked, conversation);
+    const claimed = await this.#fromShelf("parked", (spare) => this.#claim(spare, conversation));
     if (claimed) return { session: claimed, via: "parked" };
     return { session: await this.#cold(options), via: "cold" };
   }
 
-  /* A spare for the known configuration, with the conversation's model and mode; `undefined` if it failed. */
-  async #handOut(
-    spare: Spare,
-    key: string,
-    options: ConversationOptions,
+  /*
+   * Takes spares of a kind until one serves; only a dead one leads to the
+   * next (a refusal or a failure would be the same again). Bounded: no spare
+   * starts while a conversation does, so each take empties the shelf more.
+   */
+  async #fromShelf(
+    kind: SpareKind,
+    use: (spare: Spare) => Promise<HandOut>,
   ): Promise<DuplexSession | undefined> {
+    const shelf = this.#deps.shelf;
+    for (let spare = shelf.take(kind); spare; spare = shelf.take(kind)) {
+      const outcome = await use(spare);
+      if (outcome.state === "served") return outcome.session;
+      if (outcome.state === "failed" || this.#deps.stopping.aborted) return undefined;
+    }
+    return undefined;
+  }
+
+  /* A spare for the known configuration, with the conversation's model and mode. */
+  async #handOut(spare: Spare, key: string, options: ConversationOptions): Promise<HandOut> {
     const session = await this.#ready(spare, key);
-    if (!session) return undefined;
-    try {
-      await this.#applyModel(session, options);
-      if (
-        options.permissionMode !== undefined &&
+    if (!session) return DEAD;
+    const mode = options.permissionMode !== undefined &&
         options.permissionMode !== this.#process.permissionMode
-      ) {
-        await session.setPermissionMode(options.permissionMode, this.#controlLimit());
-      }
-      return session;
+      ? options.permissionMode
+      : undefined;
+    try {
+      const asked = await this.#applyModel(session, options);
+      if (mode !== undefined) await session.setPermissionMode(mode, this.#controlLimit());
+      // An answer proves the process alive now; without one, ask for one.
+      if (!asked && mode === undefined) await this.#probe(session);
+      return { state: "served", session };
     } catch (error) {
       await session.close();
       this.#failed(spare, key, error);
-      return undefined;
+      return endedBy(error);
     }
+  }
+
+  /*
+   * Asks the CLI a question every version answers at once (`mcp_status`, about
+   * 1 ms): a spare killed a moment ago still looks alive (its exit is seen
+   * only once Deno has reaped it, a few event-loop turns later), but it can
+   * answer nothing. Any answer, an error too, proves it alive.
+   */
+  async #probe(session: DuplexSession): Promise<void> {
+    await session.request("mcp_status", {}, this.#controlLimit()).catch((error: unknown) => {
+      if (!isDuplexError(error, "control_failed")) throw error;
+    });
   }
 
   /* The spare's session once ready and alive; a dead one is reported. */
@@ -145,10 +193,10 @@ export class Launcher {
     });
   }
 
-  /* A parked spare bound to the conversation's folder; `undefined` when refused or failed. */
-  async #claim(spare: Spare, conversation: Launchable): Promise<DuplexSession | undefined> {
+  /* A parked spare bound to the conversation's folder. */
+  async #claim(spare: Spare, conversation: Launchable): Promise<HandOut> {
     const session = await this.#ready(spare, conversation.key);
-    if (!session) return undefined;
+    if (!session) return DEAD;
     const options = conversation.options ?? {};
     const permissionMode = options.permissionMode ?? this.#process.permissionMode;
     try {
@@ -165,7 +213,7 @@ export class Launcher {
         ...(options.agents === undefined ? {} : { agents: options.agents }),
       }, this.#controlLimit());
       await this.#applyModel(session, options);
-      return session;
+      return { state: "served", session };
     } catch (error) {
       if (isDuplexError(error, "claim_refused")) {
         this.#deps.count("claimRefusals");
@@ -177,14 +225,15 @@ export class Launcher {
         });
       } else this.#failed(spare, conversation.key, error);
       await session.close(); // a refused spare stays parked: it is let go
-      return undefined;
+      return endedBy(error);
     }
   }
 
-  async #applyModel(session: DuplexSession, options: ConversationOptions): Promise<void> {
-    if (options.model !== undefined && options.model !== this.#process.model) {
-      await session.setModel(options.model, this.#controlLimit());
-    }
+  /* Sets the conversation's model when it is not the pool's; true if it asked the CLI. */
+  async #applyModel(session: DuplexSession, options: ConversationOptions): Promise<boolean> {
+    if (options.model === undefined || options.model === this.#process.model) return false;
+    await session.setModel(options.model, this.#controlLimit());
+    return true;
   }
 
   #controlLimit(): { timeoutMs: number; signal: AbortSignal } {

@@ -74,7 +74,11 @@ export interface SessionPoolOptions {
    * Spares for the known configuration: CLIs started in `process.cwd`,
    * initialised, waiting for a first user line. Handed to new
    * conversations that ask for nothing the spare was not started with
-   * (`model` and `permissionMode` are set after the hand-out).
+   * (`model` and `permissionMode` are set after the hand-out). A spare
+   * answers a control request before its hand-out (`set_model`,
+   * `set_permission_mode`, else `mcp_status`, about 1 ms): one killed a
+   * moment before, which still looks alive until Deno reaps it, is closed
+   * and the next spare, or a cold start, serves the conversation.
    *
    * @default {0}
    */
@@ -82,7 +86,8 @@ export interface SessionPoolOptions {
   /**
    * Parked spares (`--await-claim`) for any folder: bound to a new
    * conversation with `claim_session`. A refused claim falls back to a cold
-   * start, reported as a `claim_refused` event.
+   * start, reported as a `claim_refused` event; a claim that fails because
+   * the spare's process has ended goes to the next parked spare.
    *
    * @default {0}
    */
