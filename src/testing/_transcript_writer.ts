@@ -7,6 +7,7 @@
  * @module
  */
 
+import { DuplexError } from "../errors.ts";
 import { isRecord } from "../protocol/guards.ts";
 import { redactJson, type Redactor } from "./redaction.ts";
 import type { RecordSink } from "./record_transport.ts";
@@ -28,42 +29,67 @@ function lineSink(sink: RecordSink): LineSink {
   };
 }
 
+/**
+ * Where an entry is: handed to the sink and accepted (`written`, or `ended`
+ * when the recording was already closed and keeps nothing more), refused
+ * (`failed`, with the recording's error), or on its way (`pending`: resolves
+ * once the sink accepted it, rejects with the recording's error).
+ */
+export type Recorded =
+  | { readonly state: "written" | "ended" }
+  | { readonly state: "failed"; readonly error: DuplexError }
+  | { readonly state: "pending"; readonly written: Promise<void> };
+
+const WRITTEN: Recorded = Object.freeze({ state: "written" });
+const ENDED: Recorded = Object.freeze({ state: "ended" });
+
+/** A line waiting for the sink, and who waits for it (made only when someone must). */
+interface Queued {
+  readonly text: string;
+  done: boolean;
+  waiter?: PromiseWithResolvers<void>;
+}
+
 /** One recording: numbered, timed entries, written one line each, in call order. */
 export class TranscriptWriter {
   #sink: LineSink;
   #redact: Redactor;
   #started = performance.now();
   #seq = 0;
-  #queue: string[] = [];
+  #queue: Queued[] = [];
   #busy = false;
   #idle: (() => void)[] = [];
-  #error: unknown = undefined;
-  #failed = false;
+  #error: DuplexError | undefined = undefined;
   #closed = false;
   #closing: Promise<void> | undefined = undefined;
-  #onError: (error: unknown) => void;
+  #onError: (error: DuplexError) => void;
 
   /**
    * Prepares a recording; nothing is written yet.
    *
    * @param sink Where the lines go.
    * @param redact What to hide in every string.
-   * @param onError Called once, on the first failed write (later entries are not written).
+   * @param onError Called once, on the first failed write, with the
+   * recording's error (later entries are not written).
    */
-  constructor(sink: RecordSink, redact: Redactor, onError: (error: unknown) => void) {
+  constructor(sink: RecordSink, redact: Redactor, onError: (error: DuplexError) => void) {
     this.#sink = lineSink(sink);
     this.#redact = redact;
     this.#onError = onError;
   }
 
-  /** The first error the sink (or a redaction rule) raised, if any. */
-  get error(): unknown {
+  /**
+   * The recording's error once a write failed: a `DuplexError` of kind
+   * `aborted`, `Cannot record the session: …`, whose `cause` is what the sink
+   * (or a redaction rule) threw.
+   */
+  get error(): DuplexError | undefined {
     return this.#error;
   }
 
   /** True once a write failed. */
   get failed(): boolean {
-    return this.#failed;
+    return this.#error !== undefined;
   }
 
   /**
@@ -72,8 +98,13 @@ export class TranscriptWriter {
    * @param dir Where it was seen.
    * @param line The line, without its newline.
    * @param extra Fields added to the entry (for example `truncated`).
+   * @returns Where the entry is (see {@linkcode Recorded}).
    */
-  line(dir: Exclude<TranscriptDirection, "meta">, line: string, extra?: Record<string, unknown>) {
+  line(
+    dir: Exclude<TranscriptDirection, "meta">,
+    line: string,
+    extra?: Record<string, unknown>,
+  ): Recorded {
     let msg: unknown = undefined;
     if (dir !== "stderr" && line.trimStart().startsWith("{")) {
       try {
@@ -83,10 +114,10 @@ export class TranscriptWriter {
       }
     }
     try {
-      if (isRecord(msg)) this.#write({ dir, msg: redactJson(msg, this.#redact), ...extra });
-      else this.#write({ dir, raw: this.#redact(line), ...extra });
+      if (isRecord(msg)) return this.#write({ dir, msg: redactJson(msg, this.#redact), ...extra });
+      return this.#write({ dir, raw: this.#redact(line), ...extra });
     } catch (error) {
-      this.#fail(error);
+      return this.#fail(error);
     }
   }
 
@@ -94,32 +125,43 @@ export class TranscriptWriter {
    * Records a `meta` event (`spawn`, `stdin_end`, `exit`).
    *
    * @param msg The event, with its `event` field.
+   * @returns Where the entry is (see {@linkcode Recorded}).
    */
-  meta(msg: Record<string, unknown>): void {
+  meta(msg: Record<string, unknown>): Recorded {
     try {
-      this.#write({ dir: "meta", msg: redactJson(msg, this.#redact) });
+      return this.#write({ dir: "meta", msg: redactJson(msg, this.#redact) });
     } catch (error) {
-      this.#fail(error);
+      return this.#fail(error);
     }
   }
 
-  #write(body: Record<string, unknown>): void {
-    if (this.#failed || this.#closed) return;
+  #write(body: Record<string, unknown>): Recorded {
+    if (this.#error) return { state: "failed", error: this.#error };
+    if (this.#closed) return ENDED;
     const tMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
-    const text = JSON.stringify({ seq: this.#seq, t_ms: tMs, ...body }) + "\n";
+    const entry: Queued = {
+      text: JSON.stringify({ seq: this.#seq, t_ms: tMs, ...body }) + "\n",
+      done: false,
+    };
     this.#seq += 1;
-    this.#queue.push(text);
+    this.#queue.push(entry);
     if (!this.#busy) this.#pump();
+    if (entry.done) return this.#error ? { state: "failed", error: this.#error } : WRITTEN;
+    entry.waiter = Promise.withResolvers<void>();
+    entry.waiter.promise.catch(() => {}); // the caller may ignore it; the failure is reported once
+    return { state: "pending", written: entry.waiter.promise };
   }
 
   /* Writes queued lines; synchronously while the sink answers synchronously. */
   #pump(): void {
-    while (this.#queue.length > 0 && !this.#failed) {
+    while (this.#queue.length > 0 && !this.#error) {
+      const entry = this.#queue.shift()!;
       let written: unknown;
       try {
-        written = this.#sink.write(this.#queue.shift()!);
+        written = this.#sink.write(entry.text);
       } catch (error) {
         this.#fail(error);
+        this.#settle(entry);
         break;
       }
       if (written instanceof Promise) {
@@ -127,19 +169,29 @@ export class TranscriptWriter {
         written.then(
           () => {
             this.#busy = false;
+            this.#settle(entry);
             this.#pump();
           },
           (error: unknown) => {
             this.#busy = false;
             this.#fail(error);
+            this.#settle(entry);
             this.#pump();
           },
         );
         return;
       }
+      this.#settle(entry);
     }
-    if (this.#failed) this.#queue.length = 0;
+    if (this.#error) { for (const entry of this.#queue.splice(0)) this.#settle(entry); }
     for (const resolve of this.#idle.splice(0)) resolve();
+  }
+
+  /* The sink accepted the entry, or the recording failed (at it or before it). */
+  #settle(entry: Queued): void {
+    entry.done = true;
+    if (this.#error) entry.waiter?.reject(this.#error);
+    else entry.waiter?.resolve();
   }
 
   /* Resolves once every queued line was handed to the sink (or dropped after a failure). */
@@ -150,11 +202,13 @@ export class TranscriptWriter {
     return promise;
   }
 
-  #fail(error: unknown): void {
-    if (this.#failed) return;
-    this.#failed = true;
-    this.#error = error;
-    this.#onError(error);
+  #fail(cause: unknown): Recorded {
+    if (!this.#error) {
+      const why = cause instanceof Error ? cause.message : String(cause);
+      this.#error = new DuplexError("aborted", `Cannot record the session: ${why}`, { cause });
+      this.#onError(this.#error);
+    }
+    return { state: "failed", error: this.#error };
   }
 
   /**
@@ -166,7 +220,7 @@ export class TranscriptWriter {
     this.#closing ??= (async () => {
       this.#closed = true;
       await this.#flushed();
-      if (this.#failed) return;
+      if (this.#error) return;
       try {
         await this.#sink.close();
       } catch (error) {

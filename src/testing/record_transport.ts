@@ -63,10 +63,25 @@ const WHAT = "Cannot record";
  * and every output byte through. A line that is a JSON object is recorded
  * parsed (`msg`), any other as text (`raw`). The first `meta` entry names
  * the transport (`{event:"spawn",transport,description}`), the last is
- * `{event:"exit",code,signal}`. If the sink fails, the wrapped transport is
- * closed and the exit's `reason` says why (a recording with a hole is no
- * use). A factory records the one process it opens; opening it again
- * rejects (call `record()` again for another transcript).
+ * `{event:"exit",code,signal}`. A factory records the one process it opens;
+ * opening it again rejects (call `record()` again for another transcript).
+ *
+ * Nothing crosses unrecorded: a line written reaches the wrapped transport
+ * only once the sink has taken its entry (a sink function has returned, or
+ * its promise resolved; a stream's write resolved), and output reaches the
+ * reader only once the lines it completes were taken. So a slow sink slows
+ * the session down, and a sink that fails loses nothing the session saw.
+ *
+ * If the sink fails (throws, rejects, or a redaction rule throws), the
+ * recording ends and so does the transport, with the recording's error: a
+ * `DuplexError` of kind `aborted`, `Cannot record the session: …`, whose
+ * `cause` is the sink's error. The line whose entry failed, and every later
+ * one, is not written (its `write()` rejects with that error); `readable`
+ * errors with it (output not yet read, recorded or not, is dropped);
+ * `stderr` ends; the wrapped transport is closed, and `closed` resolves with
+ * `reason` set to the error's message. A session over it fails: its pending
+ * and later sends reject with that error, or with the session's own error
+ * whose `cause` it is.
  *
  * @param transport An open transport, or a factory (for example `subprocess()`).
  * @param options Where to write, what to hide.
@@ -115,9 +130,13 @@ export function record(
   const settings = checkRecordOptions(options);
   const start = (inner: Transport): RecordedTransport => {
     let wrapped: RecordedTransport | undefined = undefined;
-    const writer = new TranscriptWriter(options.to, settings.redact, () => wrapped?.abort());
+    const writer = new TranscriptWriter(
+      options.to,
+      settings.redact,
+      (error) => wrapped?.abort(error),
+    );
     wrapped = new RecordedTransport(inner, writer, settings);
-    if (writer.failed) wrapped.abort();
+    if (writer.error) wrapped.abort(writer.error);
     return wrapped;
   };
   if (typeof transport !== "function") {

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { DuplexSession, type PermissionRequest, type TransportFactory } from "../../mod.ts";
+import {
+  DuplexSession,
+  type ExitStatus,
+  type PermissionRequest,
+  type TransportFactory,
+} from "../../mod.ts";
+import { subprocess } from "../../adapters/subprocess/mod.ts";
+import { sleep } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import {
   assistantTextFrame,
@@ -15,6 +22,7 @@ import { replay } from "../../src/testing/replay_transport.ts";
 import { ScriptedCli } from "../../src/testing/scripted_cli.ts";
 import { parseTranscript, type TranscriptEntry } from "../../src/testing/transcript.ts";
 import { FrameReader, openContext, userLine } from "./_frame_reader.ts";
+import { fakeOptions } from "../adapters/subprocess/_helpers.ts";
 
 /** A stand-in CLI: echoes, and asks to run Bash for a prompt holding "[[tool]]". */
 function cliWithTool(): ScriptedCli {
@@ -271,6 +279,246 @@ Deno.test("record() closes the transport when the sink fails, and says why", asy
   const status = await session.waitForExit({ timeoutMs: 5000 });
   assert.equal(status.state, "failed");
   assert.match(JSON.stringify(status), /Cannot record the session: disk full/);
+});
+
+/** How a failing sink fails: a throw, a rejected promise, a stream whose write rejects. */
+type Failing = "throw" | "reject" | "stream";
+
+/** A sink that accepts `accept` lines (kept in `accepted`), then fails with "disk full". */
+function failingSink(accept: number, how: Failing): {
+  accepted: string[];
+  to: RecordOptions["to"];
+  entries(): TranscriptEntry[];
+} {
+  const accepted: string[] = [];
+  const take = (line: string): void => {
+    if (accepted.length >= accept) throw new Error("disk full");
+    accepted.push(line);
+  };
+  const later = async (line: string): Promise<void> => {
+    await sleep(1); // answers in a later macrotask, as a file does
+    take(line);
+  };
+  const decoder = new TextDecoder();
+  const to = how === "throw"
+    ? take
+    : how === "reject"
+    ? later
+    : new WritableStream<Uint8Array>({ write: (chunk) => later(decoder.decode(chunk)) });
+  return { accepted, to, entries: () => parseTranscript(accepted.join("")) };
+}
+
+/** The recording's error, `Cannot record the session: disk full`, is the error or in its causes. */
+function carriesDiskFull(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if (
+      e instanceof DuplexError && e.message === "Cannot record the session: disk full" &&
+      e.cause instanceof Error && e.cause.message === "disk full"
+    ) return true;
+  }
+  return false;
+}
+
+/** Three turns, each settled; then the session is closed. */
+async function threeTurns(
+  transport: TransportFactory,
+): Promise<{ outcomes: ({ text: string } | { error: unknown })[]; status: ExitStatus }> {
+  const session = await DuplexSession.start({ transport, closeTimeoutMs: 10_000 });
+  const outcomes: ({ text: string } | { error: unknown })[] = [];
+  for (const prompt of ["one", "two", "three"]) {
+    try {
+      outcomes.push({ text: (await session.send(prompt, { timeoutMs: 10_000 })).result.text });
+    } catch (error) {
+      outcomes.push({ error });
+    }
+  }
+  await session.close();
+  return { outcomes, status: session.exitStatus };
+}
+
+/**
+ * What must hold whenever the sink failed: each turn that returned was
+ * recorded (its prompt and its result), none returned after one failed, each
+ * failure carries the recording's error, and so does the session's end.
+ */
+function assertNothingUnrecorded(
+  run: Awaited<ReturnType<typeof threeTurns>>,
+  entries: readonly TranscriptEntry[],
+  sinkFailed: boolean,
+): void {
+  const prompts = entries.filter((e) => e.dir === "stdin" && e.msg?.type === "user")
+    .map((e) => JSON.stringify(e.msg!.message));
+  const results = entries.filter((e) => e.dir === "stdout" && e.msg?.type === "result")
+    .map((e) => e.msg!.result);
+  const failed = run.outcomes.findIndex((o) => "error" in o);
+  run.outcomes.forEach((outcome, i) => {
+    if ("error" in outcome) {
+      assert.ok(carriesDiskFull(outcome.error), `turn ${i + 1}: ${outcome.error}`);
+      return;
+    }
+    assert.ok(failed < 0 || i < failed, `turn ${i + 1} ran after turn ${failed + 1} failed`);
+    assert.ok(results.includes(outcome.text), `turn ${i + 1} returned unrecorded output`);
+    const prompt = ["one", "two", "three"][i]!;
+    assert.ok(
+      prompts.some((p) => p.includes(`"text":"${prompt}"`)),
+      `turn ${i + 1}'s prompt was not recorded`,
+    );
+  });
+  if (!sinkFailed) return;
+  assert.ok(run.status.state !== "running");
+  assert.equal(run.status.exit.reason, "Cannot record the session: disk full");
+  if (failed < 0) return; // the sink failed on the end of input or the exit, after the turns
+  assert.equal(run.status.state, "failed", JSON.stringify(run.status));
+  assert.ok(carriesDiskFull(run.status.error), String(run.status.error));
+}
+
+Deno.test("record() whose sink fails after N lines: no turn runs unrecorded, and later sends carry the recording's error", async (t) => {
+  // Issue 20: record(subprocess(), { to }) with a sink failing after 6 lines, then three turns:
+  // a turn ran unrecorded after the failure, and the next send said "its input was ended".
+  for (const how of ["throw", "reject"] as const) {
+    for (let accept = 0; accept <= 8; accept++) {
+      await t.step(
+        `fake_claude over subprocess(), a sink that ${how}s after ${accept} lines`,
+        async () => {
+          const sink = failingSink(accept, how);
+          const run = await threeTurns(record(subprocess(fakeOptions()), { to: sink.to }));
+          assertNothingUnrecorded(run, sink.entries(), accept < 9); // 9 lines in all
+          if (accept === 6) {
+            assert.ok(
+              "text" in run.outcomes[1]! && "error" in run.outcomes[2]!,
+              "the third turn fails",
+            );
+          }
+        },
+      );
+    }
+  }
+
+  const clean = memorySink();
+  await threeTurns(record(new ScriptedCli({ echo: true }).transport, { to: clean.to }));
+  const total = clean.lines.length;
+  assert.ok(total > 9, "the scripted session has lines on both sides");
+  for (const how of ["throw", "reject", "stream"] as const) {
+    await t.step(`ScriptedCli, a sink that ${how}s, after 0 to ${total - 1} lines`, async () => {
+      for (let accept = 0; accept < total; accept++) {
+        const sink = failingSink(accept, how);
+        const cli = new ScriptedCli({ echo: true });
+        const run = await threeTurns(record(cli.transport, { to: sink.to }));
+        const entries = sink.entries();
+        assertNothingUnrecorded(run, entries, true);
+        const recorded = entries.filter((e) => e.dir === "stdin").map((e) => JSON.stringify(e.msg));
+        for (const frame of cli.received) {
+          assert.ok(
+            recorded.includes(JSON.stringify(frame)),
+            `after ${accept}: ${frame.type} reached the CLI unrecorded`,
+          );
+        }
+      }
+    });
+  }
+});
+
+Deno.test("record() hands a line on only once the sink has accepted it, both ways", async () => {
+  const waiting: PromiseWithResolvers<void>[] = [];
+  const lines: string[] = [];
+  const to = (line: string): Promise<void> => {
+    lines.push(line);
+    const accepted = Promise.withResolvers<void>();
+    waiting.push(accepted);
+    return accepted.promise;
+  };
+  const acceptAll = async (): Promise<void> => {
+    for (const accepted of waiting.splice(0)) accepted.resolve();
+    await sleep(5);
+  };
+  const cli = new ScriptedCli({ echo: true });
+  const transport = record(await cli.transport(openContext()), { to });
+  const reader = transport.readable.getReader();
+  let output = "";
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      output += decoder.decode(value, { stream: true });
+    }
+  })();
+  let written = false;
+  const writing = transport.write(userLine("hi")).then(() => void (written = true));
+  await sleep(20);
+  assert.equal(lines.length, 1, "the spawn entry is still being written");
+  assert.deepEqual([cli.received.length, written], [0, false], "nothing sent before its recording");
+  await acceptAll();
+  assert.equal(lines.length, 2, "the prompt is being written");
+  assert.deepEqual([cli.received.length, written], [0, false], "nor while the sink holds it");
+  await acceptAll();
+  await writing;
+  assert.equal(cli.received.length, 1, "sent once recorded");
+  await sleep(20);
+  assert.equal(lines.length, 3, "the first answer is being written");
+  assert.equal(output, "", "and not passed on yet");
+  for (let i = 0; i < 200 && !output.includes('"type":"result"'); i++) {
+    const before = lines.length;
+    await acceptAll();
+    const recorded = parseTranscript(lines.slice(0, before).join(""))
+      .filter((e) => e.dir === "stdout");
+    const passed = output.split("\n").slice(0, -1);
+    assert.ok(passed.length <= recorded.length, "no line is passed on before it was recorded");
+  }
+  assert.match(output, /"type":"result"/);
+  const closing = transport.close();
+  let closed = false;
+  void closing.then(() => closed = true);
+  for (let i = 0; i < 400 && !closed; i++) await acceptAll();
+  assert.equal((await closing).requested, true);
+  await reading;
+  assert.match(lines.at(-1)!, /"event":"exit"/);
+});
+
+Deno.test("record() whose sink failed: write() rejects with its error, output stops, and the CLI gets nothing more", async (t) => {
+  for (const how of ["throw", "reject"] as const) {
+    await t.step(`on an input line, a sink that ${how}s`, async () => {
+      const sink = failingSink(1, how); // the spawn entry only
+      const cli = new ScriptedCli({ echo: true });
+      const transport = record(await cli.transport(openContext()), { to: sink.to });
+      const reader = new FrameReader(transport);
+      let first: unknown;
+      await assert.rejects(transport.write(userLine("lost")), (error: unknown) => {
+        first = error;
+        assert.ok(error instanceof DuplexError && error.kind === "aborted");
+        return carriesDiskFull(error);
+      });
+      await assert.rejects(transport.write(userLine("later")), (error: unknown) => error === first);
+      await assert.rejects(reader.next(5000), (error: unknown) => error === first);
+      const exit = await transport.closed;
+      assert.equal(exit.reason, "Cannot record the session: disk full");
+      assert.deepEqual(cli.received, [], "no line reached the CLI");
+      assert.equal((await transport.close()).reason, exit.reason);
+    });
+
+    await t.step(`on an output line, a sink that ${how}s`, async () => {
+      const sink = failingSink(3, how); // spawn, the prompt, its first answer
+      const cli = new ScriptedCli({ echo: true });
+      const transport = record(await cli.transport(openContext()), { to: sink.to });
+      const reader = new FrameReader(transport);
+      await transport.write(userLine("hi"));
+      let failure: unknown;
+      await assert.rejects(reader.until((frame) => frame.type === "result", 5000), (error) => {
+        failure = error;
+        return carriesDiskFull(error);
+      });
+      await assert.rejects(
+        transport.write(userLine("after")),
+        (error: unknown) => error === failure,
+      );
+      assert.equal(cli.received.length, 1, "only the recorded prompt reached the CLI");
+      const out = sink.entries().filter((e) => e.dir === "stdout");
+      assert.equal(out.length, 1);
+      assert.equal(reader.chunks.length, 0, "the unrecorded answers were not passed on");
+      assert.equal((await transport.closed).reason, "Cannot record the session: disk full");
+      await transport.close();
+    });
+  }
 });
 
 Deno.test("record() of a factory records one process; replay() refuses what it cannot read", async (t) => {
