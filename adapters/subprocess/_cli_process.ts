@@ -31,7 +31,8 @@ export interface ExitStatus {
 
 /**
  * The CLI's life: `running` (nobody asked it to end), `closing` (a close
- * asked it to end while it ran), `exited` (`requested`: during a close).
+ * acted on it while it ran: ended its input or signalled it), `exited`
+ * (`requested`: after a close acted, so the close ended it).
  */
 export type ProcessLife =
   | { readonly state: "running" }
@@ -76,13 +77,12 @@ export class CliProcess {
     this.#child = child;
     this.#marker = marker;
     this.pid = child.pid;
+    // One reaction, the first on `child.status`: the exit is known here before any other
+    // code hears of it (a close that begins after it finds the CLI exited, not closing).
     this.status = child.status.then(
-      (status): ExitStatus => ({ code: status.code, signal: status.signal }),
-      (): ExitStatus => ({ code: null, signal: null }),
-    ).then((status) => {
-      this.#setLife({ state: "exited", requested: this.#state.life.state === "closing" });
-      return status;
-    });
+      (status): ExitStatus => this.#exited({ code: status.code, signal: status.signal }),
+      (): ExitStatus => this.#exited({ code: null, signal: null }),
+    );
   }
 
   /** The state of the process side. */
@@ -100,7 +100,11 @@ export class CliProcess {
     return [...this.#descendants.values()];
   }
 
-  /** Says that a close asks the CLI to end (`running` → `closing`; nothing otherwise). */
+  /**
+   * Says that a close acts on the CLI now, ending its input or signalling it
+   * (`running` → `closing`; nothing otherwise). Its exit is the close's from
+   * then on; an exit known before is its own.
+   */
   requestClose(): void {
     if (this.#state.life.state === "running") this.#setLife({ state: "closing" });
   }
@@ -213,6 +217,11 @@ export class CliProcess {
     }
     // Only the CLI itself can be signalled: nothing is left once it has been reaped.
     return this.exited ? false : undefined;
+  }
+
+  #exited(status: ExitStatus): ExitStatus {
+    this.#setLife({ state: "exited", requested: this.#state.life.state === "closing" });
+    return status;
   }
 
   #setLife(life: ProcessLife): void {

@@ -1,8 +1,11 @@
 /**
  * The close ladder of a subprocess transport, each step bounded:
  *
- * 1. record the CLI's descendants while it still runs, end its input (stdin
- *    EOF), and wait up to `closeGraceMs` for it to exit;
+ * 1. record the CLI's descendants while it still runs; if its output has
+ *    ended (it is exiting by itself), wait up to `closeGraceMs` for that
+ *    exit; end its input (stdin EOF), and wait up to `closeGraceMs` for it
+ *    to exit. An exit seen before the input ended is the CLI's own (not
+ *    `requested`), one after it the close's;
  * 2. record again, SIGTERM to its process group, and wait up to
  *    `terminateGraceMs`;
  * 3. tear its input down (a write it never read must not block the close);
@@ -26,8 +29,10 @@ const POLL_MS = 25;
 /** How long the members of the CLI's group that outlived it get before SIGKILL. */
 const GROUP_LEFT_GRACE_MS = 100;
 
-/** What the ladder needs from the input side. */
+/** What the ladder needs from the pipes. */
 export interface LadderInput {
+  /** True when the CLI's output reached its end by itself (the CLI is exiting, or has). */
+  outputEnded(): boolean;
   /** Ends the CLI's input (stdin EOF; or, for an impolite close, refuses later writes). */
   end(): void;
   /** Tears the input down, failing a write the CLI never read. */
@@ -54,10 +59,13 @@ export async function climbCloseLadder(
   input: LadderInput,
   grace: LadderGrace,
 ): Promise<void> {
-  if (!process.exited) {
-    process.requestClose();
-    await process.record();
-  }
+  if (!process.exited) await process.record();
+  // A CLI that ended its output is on its way out by itself (its exit may not be reaped yet):
+  // its exit is its own, not the EOF's.
+  if (!process.exited && input.outputEnded()) await process.waitExit(grace.closeGraceMs);
+  // The close acts from here: an exit that arrived before (as the close began, or while it
+  // recorded) is the CLI's own, and says so (`requested: false`).
+  if (!process.exited) process.requestClose();
   input.end();
   await process.waitExit(grace.closeGraceMs);
   if (!process.exited) {

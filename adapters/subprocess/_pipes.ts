@@ -56,6 +56,11 @@ export class OutputPipe {
     return this.#ended;
   }
 
+  /** True once the pipe reached its end by itself (EOF or a failed read), not by a cancel. */
+  get reachedEnd(): boolean {
+    return this.#ended && !this.#cancelled;
+  }
+
   /**
    * Reads the rest of the pipe eagerly into the stream's queue, for at most
    * `ms` milliseconds (a process that left a descendant holding the pipe

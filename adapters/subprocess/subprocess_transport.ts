@@ -310,6 +310,7 @@ class SubprocessTransport implements Transport, HostExitMember {
   async #shutdown(polite: boolean): Promise<TransportExit> {
     try {
       const input = {
+        outputEnded: (): boolean => this.#stdout.reachedEnd,
         end: (): void => {
           if (polite) void this.endInput();
           else this.#endInput();

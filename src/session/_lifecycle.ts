@@ -58,16 +58,21 @@ export interface Ending {
 /**
  * How the session ends once its peer ended. Pure.
  *
- * - Closing on request: `completed`, however the peer then ended (the CLI
- *   exits 1 after an interrupted last turn and 143 after the SIGTERM a close
- *   may need; neither is a failure the caller did not ask for); pending
- *   operations get a `closed` error.
+ * - Closing on request, and the close ended the peer (`exit.requested`):
+ *   `completed`, however the peer then ended (the CLI exits 1 after an
+ *   interrupted last turn and 143 after the SIGTERM a close may need; neither
+ *   is a failure the caller did not ask for); pending operations get a
+ *   `closed` error.
+ * - Closing on request, but the peer ended by itself before the close
+ *   reached it (`requested: false`: it exited as `close()` was called, its
+ *   exit not yet handled): as when ready, so an exit of its own with code 1
+ *   is `failed` with code 1, whoever won the race.
  * - Closing because of a failure: `failed` with that failure.
  * - Ready: `completed` for a clean end (exit code 0, no signal), else
  *   `failed`; pending operations get a `process_exited` error either way.
  *
  * @param lifecycle The lifecycle before the end (not `ended`).
- * @param exit How the peer ended.
+ * @param exit How the peer ended, and whether our side's close ended it.
  * @returns The final status and the error of pending operations.
  */
 export function endingOf(
@@ -80,8 +85,10 @@ export function endingOf(
     if (failure) {
       return { status: { state: "failed", code, signal, error: failure, exit }, error: failure };
     }
-    const error = new DuplexError("closed", "Cannot finish: the session was closed", { exit });
-    return { status: { state: "completed", code, signal, exit }, error };
+    if (exit.requested) {
+      const error = new DuplexError("closed", "Cannot finish: the session was closed", { exit });
+      return { status: { state: "completed", code, signal, exit }, error };
+    }
   }
   const error = new DuplexError(
     "process_exited",

@@ -581,7 +581,9 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * transport end the CLI (politely, then by force), and waits for the end.
    * Idempotent; bounded by `closeTimeoutMs`.
    *
-   * @returns How the session ended.
+   * @returns How the session ended: `completed` when the close ended the CLI
+   * (whatever its exit code or signal then); when the CLI had exited by itself
+   * before the close reached it, its own end (`failed` for exit code 1).
    */
   close(): Promise<ExitStatus> {
     return this.#shutDown(undefined);

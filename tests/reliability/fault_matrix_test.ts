@@ -210,14 +210,19 @@ function onNextUser(
   cli.on("user", (frame, cli) => reply(String(frame.uuid), cli), { once: true });
 }
 
-/** A transport over the CLI whose `close()` makes the CLI crash on its way out. */
+/**
+ * A transport over the CLI whose `close()` makes the CLI crash on its way out:
+ * an end the close caused, so `requested`, as a real transport reports it.
+ */
 function crashingOnClose(exit: ScriptedExit): (cli: ScriptedCli) => TransportFactory {
   return (cli) => async (context) => {
     const inner = await cli.transport(context);
+    const closed = inner.closed.then((ended) => ({ ...ended, requested: true }));
     return wrap(inner, {
+      closed,
       close: () => {
         cli.exit(exit);
-        return inner.close();
+        return inner.close().then(() => closed);
       },
     });
   };

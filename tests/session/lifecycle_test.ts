@@ -9,12 +9,14 @@ import {
 } from "../../src/session/_lifecycle.ts";
 import { DuplexError } from "../../src/errors.ts";
 
-const exit = (code: number | null, signal: string | null = null): TransportExit => ({
-  code,
-  signal,
-  stderrTail: "",
-  requested: false,
-});
+const exit = (
+  code: number | null,
+  signal: string | null = null,
+  requested = false,
+): TransportExit => ({ code, signal, stderrTail: "", requested });
+/* An end the close caused. */
+const closedBy = (code: number | null, signal: string | null = null): TransportExit =>
+  exit(code, signal, true);
 const failure = new DuplexError("protocol", "the pump died");
 const closing: Lifecycle = { phase: "closing", failure: undefined };
 const failing: Lifecycle = { phase: "closing", failure };
@@ -24,9 +26,16 @@ Deno.test("endingOf() follows the lifecycle table", { permissions: "none" }, asy
     ["ready, exit 0", { phase: "ready" }, exit(0), "completed", "process_exited"],
     ["ready, exit 1", { phase: "ready" }, exit(1), "failed", "process_exited"],
     ["ready, SIGKILL", { phase: "ready" }, exit(null, "SIGKILL"), "failed", "process_exited"],
-    ["closing, exit 143", closing, exit(143), "completed", "closed"],
-    ["closing, exit 0", closing, exit(0), "completed", "closed"],
-    ["closing after a failure, exit 0", failing, exit(0), "failed", "protocol"],
+    ["closing, exit 143 after its SIGTERM", closing, closedBy(143), "completed", "closed"],
+    ["closing, SIGKILL", closing, closedBy(null, "SIGKILL"), "completed", "closed"],
+    ["closing, exit 1 at its EOF", closing, closedBy(1), "completed", "closed"],
+    ["closing, exit 0", closing, closedBy(0), "completed", "closed"],
+    // The peer ended by itself before the close reached it: its own end, as when ready.
+    ["closing, its own exit 1", closing, exit(1), "failed", "process_exited"],
+    ["closing, its own SIGSEGV", closing, exit(null, "SIGSEGV"), "failed", "process_exited"],
+    ["closing, its own exit 0", closing, exit(0), "completed", "process_exited"],
+    ["closing after a failure, exit 0", failing, closedBy(0), "failed", "protocol"],
+    ["closing after a failure, its own exit 1", failing, exit(1), "failed", "protocol"],
   ];
   for (const [name, lifecycle, peerExit, state, kind] of table) {
     await t.step(name, () => {
