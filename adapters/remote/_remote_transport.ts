@@ -251,7 +251,12 @@ export class RemoteTransport implements Transport {
       case "exit":
         if (!this.#arrive(socket, message.seq)) return;
         this.#outbox.acknowledge(); // sent as the outbox closes
-        this.#end({ ...message.exit, requested: this.#ending === "close" });
+        // Ours when we asked for the close and the relay's close ended the CLI: a CLI that exited
+        // by itself while our close was on its way is reported as its own end.
+        this.#end({
+          ...message.exit,
+          requested: this.#ending === "close" && message.exit.requested,
+        });
         return;
       case "ack":
         this.#input.acknowledge(message.seq);

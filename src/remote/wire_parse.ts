@@ -227,8 +227,10 @@ function hello(value: Record<string, unknown>): WireResult<ClientMessage> {
 
 function transportExit(value: unknown): WireResult<TransportExit> {
   if (!isRecord(value)) return needs("exit", "exit", "an object");
-  // A relay may leave out the stderr tail (empty) and `requested` (the client knows it).
-  const { code, signal, closeCode, reason, stderrTail = "", requested = false } = value;
+  // A relay may leave out the stderr tail (empty) and `requested`: the client then takes the end
+  // as its own close's when it asked for one (`requested` only says whether the relay's close of
+  // the CLI, not the CLI itself, ended it).
+  const { code, signal, closeCode, reason, stderrTail = "", requested = true } = value;
   if (code !== null && !(typeof code === "number" && Number.isSafeInteger(code))) {
     return needs("exit", "exit.code", "an integer or null");
   }

@@ -252,6 +252,43 @@ Deno.test("remote() drops a silent relay after two heartbeats, then resumes", {
     assert.equal((await transport.closed).code, 0);
   }));
 
+Deno.test("remote() close(): a CLI that exited by itself meanwhile is not the close's end", {
+  permissions: PERMISSIONS,
+}, async (t) => {
+  for (
+    const [what, requested, expected] of [
+      ["the relay's close ended it", true, true],
+      ["it exited by itself while the close was on its way", false, false],
+      ["the relay does not say", undefined, true],
+    ] as const
+  ) {
+    await t.step(what, () =>
+      withRelay(async (relay) => {
+        const { transport, connection } = await connect(relay);
+        const closing = transport.close();
+        await connection.next("close");
+        const exit = { code: 1, signal: null, stderrTail: "", requested };
+        connection.sendRaw(JSON.stringify({ t: "exit", seq: 1, exit })); // undefined: left out
+        const ended = await closing;
+        assert.equal(ended.code, 1);
+        assert.equal(ended.requested, expected);
+      }));
+  }
+  await t.step(
+    "without a close asked for, the end is never the client's",
+    () =>
+      withRelay(async (relay) => {
+        const { transport, connection } = await connect(relay);
+        connection.send({
+          t: "exit",
+          seq: 1,
+          exit: { code: 1, signal: null, stderrTail: "", requested: true },
+        });
+        assert.equal((await transport.closed).requested, false);
+      }),
+  );
+});
+
 Deno.test("remote() close() is bounded when the relay never reports the exit", {
   permissions: PERMISSIONS,
 }, () =>

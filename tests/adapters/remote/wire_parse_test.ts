@@ -132,7 +132,7 @@ Deno.test("parseRelayMessage() takes each relay message, checking every field", 
         message: {
           t: "exit",
           seq: 1,
-          exit: { code: 1, signal: null, stderrTail: "", requested: false },
+          exit: { code: 1, signal: null, stderrTail: "", requested: true },
         },
       },
     );
