@@ -7,7 +7,7 @@
 import { checkMs } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
-import { RelayTokenVerifier } from "../../src/remote/verify_relay_token.ts";
+import { checkMaxLifetime, RelayTokenVerifier } from "../../src/remote/verify_relay_token.ts";
 import type { TelemetryOptions } from "../../src/telemetry/telemetry_options.ts";
 import { checkTelemetry } from "../../src/telemetry/_check_telemetry.ts";
 import { type CheckedPolicy, checkPolicy } from "./_policy.ts";
@@ -69,9 +69,13 @@ export function checkOptions(options: RelayOptions): Config {
     throw new TypeError("Cannot serve the relay: secrets must be an array of strings");
   }
   // Checks them (one or two, each of 32 bytes at least) and imports their keys.
+  const maxLifetime = checkMaxLifetime(
+    options.maxTokenLifetimeSeconds,
+    "Cannot serve the relay: maxTokenLifetimeSeconds",
+  );
   const verifier = secrets.length === 0
     ? undefined
-    : new RelayTokenVerifier(secrets, "Cannot serve the relay");
+    : new RelayTokenVerifier(secrets, "Cannot serve the relay", maxLifetime);
   if (tokens.length === 0 && secrets.length === 0) {
     throw invalid(
       "pass tokens (static bearer tokens), secrets (for scoped tokens from mintRelayToken), " +

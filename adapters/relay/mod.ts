@@ -85,6 +85,7 @@ export {
   type RelayTokenPolicy,
 } from "../../src/remote/relay_token.ts";
 export {
+  DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS,
   RELAY_TOKEN_CLOCK_SKEW_SECONDS,
   type RelayTokenCheck,
   type VerifiedRelayToken,

@@ -51,11 +51,21 @@ export interface RelayOptions {
    * The secrets of scoped tokens (`mintRelayToken`): one or two strings of at
    * least 32 bytes, the current one first and, while rotating, the previous
    * one. A client may then present an HS256 JWT signed with either; the relay
-   * checks its signature, `exp` and `nbf` (30 s of clock skew), narrows its
+   * checks its signature, `exp`, `nbf` and `iat` (required; 30 s of clock
+   * skew) and its lifetime (`maxTokenLifetimeSeconds`), narrows its
    * policy by the token's `policy` claim, and binds the session to its `sub`:
    * only a token of the same subject can resume it.
    */
   readonly secrets?: readonly string[];
+  /**
+   * The longest lifetime (`exp - iat`) of a scoped token the relay takes, in
+   * whole seconds (1 or more). A token signed to live longer (by another JWT
+   * library, or with a leaked secret: ten years, `exp: 1e300`) is refused
+   * (`unauthorized`, the reason naming its lifetime and this bound).
+   * Default: 86 430, the most `mintRelayToken` gives (a day) plus the clock
+   * skew.
+   */
+  readonly maxTokenLifetimeSeconds?: number;
   /**
    * The browser origins allowed to connect, as `scheme://host[:port]`, for
    * example `["https://app.example.com"]`. A connection whose `Origin` header

@@ -8,7 +8,10 @@
  *
  * - `sub`: the subject (the user the application vouches for). Every relay
  *   session is bound to it: only a token of the same subject can resume it.
- * - `iat`, `exp` (and optionally `nbf`): NumericDates, in seconds.
+ * - `iat`, `exp` (and optionally `nbf`): NumericDates, in seconds. The
+ *   relay refuses a token without `iat`, and one whose lifetime (`exp - iat`)
+ *   is over its `maxTokenLifetimeSeconds` (by default a day, the most minted
+ *   here, plus the clock skew).
  * - `jti`: a random id.
  * - `policy` (optional): a {@linkcode RelayTokenPolicy} that narrows the
  *   relay's own policy; it can never widen it.

@@ -8,7 +8,7 @@
 
 import { checkHs256, checkSecret, hmacKey } from "./_jwt.ts";
 import { checkTokenPolicy } from "./_token_policy.ts";
-import type { RelayTokenPolicy } from "./relay_token.ts";
+import { MAX_RELAY_TOKEN_TTL_SECONDS, type RelayTokenPolicy } from "./relay_token.ts";
 
 /**
  * The clock skew allowed when checking `exp`, `nbf` and `iat`, in seconds: a
@@ -16,6 +16,16 @@ import type { RelayTokenPolicy } from "./relay_token.ts";
  * becomes valid (the clocks of the minting server and the relay differ).
  */
 export const RELAY_TOKEN_CLOCK_SKEW_SECONDS = 30;
+
+/**
+ * The longest lifetime (`exp - iat`) a token may have by default, in
+ * seconds: what `mintRelayToken` gives at most
+ * ({@linkcode MAX_RELAY_TOKEN_TTL_SECONDS}, a day), plus the
+ * clock skew. A token signed for longer (ten years, `exp: 1e300`) is
+ * refused however it was signed, so that a leaked one does not work forever.
+ */
+export const DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS: number = MAX_RELAY_TOKEN_TTL_SECONDS +
+  RELAY_TOKEN_CLOCK_SKEW_SECONDS;
 
 /** What a verified token says. */
 export interface VerifiedRelayToken {
@@ -40,15 +50,25 @@ export interface VerifyRelayTokenOptions {
   readonly secrets: readonly string[];
   /** The time to check against, in milliseconds since the epoch. @default {Date.now()} */
   readonly now?: number;
+  /**
+   * The longest lifetime (`exp - iat`) taken, in whole seconds (1 or more):
+   * a token that lives longer is refused, whatever its `exp`.
+   *
+   * @default {86430} ({@linkcode DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS})
+   */
+  readonly maxLifetimeSeconds?: number;
 }
 
 /**
  * Verifies a scoped relay token as the relay does: an HS256 JWT (any other
  * `alg`, `none` included, is refused) whose signature matches one of the
  * secrets (checked by WebCrypto, in constant time), whose `exp` has not
- * passed and whose `nbf` (if any) and `iat` (if any) have come, each within
- * {@linkcode RELAY_TOKEN_CLOCK_SKEW_SECONDS}, with a `sub` and a valid
- * `policy` claim (a policy field this version does not know refuses it).
+ * passed and whose `nbf` (if any) and `iat` (required) have come, each within
+ * {@linkcode RELAY_TOKEN_CLOCK_SKEW_SECONDS}, whose lifetime (`exp - iat`)
+ * is at most `maxLifetimeSeconds` (by default
+ * {@linkcode DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS}: a day and the skew),
+ * with a `sub` and a valid `policy` claim (a policy field this version does
+ * not know refuses it).
  *
  * @example Verify a token minted for a user
  * ```ts
@@ -65,30 +85,59 @@ export interface VerifyRelayTokenOptions {
  * ```
  *
  * @param token The token as presented.
- * @param options The secrets, and the time to check against.
+ * @param options The secrets, the time to check against and the longest lifetime.
  * @returns The token's subject and policy, or the reason it is refused.
  * @throws {TypeError} If `secrets` is not an array of one or two strings.
- * @throws {RangeError} If a secret is shorter than 32 bytes.
+ * @throws {RangeError} If a secret is shorter than 32 bytes, or `maxLifetimeSeconds` is not
+ * a whole number of seconds from 1.
  */
 export async function verifyRelayToken(
   token: string,
   options: VerifyRelayTokenOptions,
 ): Promise<RelayTokenCheck> {
-  const verifier = new RelayTokenVerifier(options?.secrets, "Cannot verify a relay token");
+  const what = "Cannot verify a relay token";
+  const verifier = new RelayTokenVerifier(
+    options?.secrets,
+    what,
+    checkMaxLifetime(options.maxLifetimeSeconds, `${what}: maxLifetimeSeconds`),
+  );
   return await verifier.verify(token, options.now);
+}
+
+/**
+ * Checks a bound on a token's lifetime.
+ *
+ * @param value The bound given, if any.
+ * @param what Where it was given, for the message.
+ * @returns It, or {@linkcode DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS}.
+ * @throws {RangeError} If it is not a whole number of seconds from 1.
+ */
+export function checkMaxLifetime(value: unknown, what: string): number {
+  if (value === undefined) return DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${what} must be a whole number of seconds from 1, got ${String(value)}`);
+  }
+  return value;
 }
 
 /** Checks tokens against a fixed set of secrets, their keys imported once. */
 export class RelayTokenVerifier {
   readonly #keys: Promise<CryptoKey[]>;
+  readonly #maxLifetime: number;
 
   /**
    * @param secrets One or two secrets (current first).
    * @param what Where they were given, for the messages.
+   * @param maxLifetime The longest lifetime (`exp - iat`) taken, in seconds (checked).
    * @throws {TypeError} If `secrets` is not an array of one or two strings.
    * @throws {RangeError} If a secret is shorter than 32 bytes.
    */
-  constructor(secrets: unknown, what: string) {
+  constructor(
+    secrets: unknown,
+    what: string,
+    maxLifetime: number = DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS,
+  ) {
+    this.#maxLifetime = maxLifetime;
     if (!Array.isArray(secrets) || secrets.length < 1 || secrets.length > 2) {
       throw new TypeError(
         `${what}: secrets must be an array of one or two secrets (the current one, then the ` +
@@ -116,7 +165,10 @@ export class RelayTokenVerifier {
     }
     if (!isTime(exp)) return refused("the token has no exp (a NumericDate)");
     if (nbf !== undefined && !isTime(nbf)) return refused("the token's nbf is not a NumericDate");
-    if (iat !== undefined && !isTime(iat)) return refused("the token's iat is not a NumericDate");
+    // Without it the token's lifetime is unknown: a leaked one could be good for ever.
+    if (!isTime(iat)) {
+      return refused("the token has no iat (a NumericDate): its lifetime is unknown");
+    }
     if (jti !== undefined && typeof jti !== "string") {
       return refused("the token's jti is not a string");
     }
@@ -130,8 +182,15 @@ export class RelayTokenVerifier {
         `the token is not valid before ${dateOf(nbf)} (clock skew allowed: ${skew} s)`,
       );
     }
-    if (iat !== undefined && seconds + skew < iat) {
+    if (seconds + skew < iat) {
       return refused(`the token was issued in the future, at ${dateOf(iat)}`);
+    }
+    const lifetime = exp - iat;
+    if (lifetime > this.#maxLifetime) {
+      return refused(
+        `the token's lifetime (exp - iat) is ${lifetime} s, over the maximum of ` +
+          `${this.#maxLifetime} s; mint tokens that live at most that long`,
+      );
     }
     const scope = policy === undefined
       ? { ok: true as const, policy: {} }

@@ -126,6 +126,12 @@ Deno.test("serveRelay checks its options before listening", async () => {
     invalid({ policy: { models: "sonnet" } }, /models/);
     invalid({ cli: { hostSignal: "nope" } }, /hostSignal/);
     invalid({ cli: { maxTurns: -1 } }, /maxTurns/);
+    for (const bad of [0, -5, 1.5, Infinity, Number.NaN, "600"]) {
+      invalid(
+        { secrets: ["s".repeat(32)], maxTokenLifetimeSeconds: bad },
+        /maxTokenLifetimeSeconds must be a whole number of seconds from 1/,
+      );
+    }
   } finally {
     await Deno.remove(workspace, { recursive: true });
   }

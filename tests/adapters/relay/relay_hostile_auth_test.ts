@@ -88,19 +88,19 @@ Deno.test("hostile clients: bad credentials are refused, nothing spawned", async
     ],
     [
       "an HS512 JWT",
-      await new SignJWT({ sub: "alice", exp: now() + 60 })
+      await new SignJWT({ sub: "alice", exp: now() + 60 }).setIssuedAt()
         .setProtectedHeader({ alg: "HS512" }).sign(key),
       /alg is "HS512"; the relay takes only HS256/,
     ],
     [
       "a JWT without exp",
-      await new SignJWT({ sub: "alice" }).setProtectedHeader({ alg: "HS256" })
+      await new SignJWT({ sub: "alice" }).setIssuedAt().setProtectedHeader({ alg: "HS256" })
         .sign(key),
       /no exp/,
     ],
     [
       "a JWT without sub",
-      await new SignJWT({ exp: now() + 60 }).setProtectedHeader({ alg: "HS256" })
+      await new SignJWT({ exp: now() + 60 }).setIssuedAt().setProtectedHeader({ alg: "HS256" })
         .sign(key),
       /sub must be/,
     ],
@@ -110,8 +110,28 @@ Deno.test("hostile clients: bad credentials are refused, nothing spawned", async
         sub: "alice",
         exp: now() + 60,
         policy: { extraArgs: ["--dangerously-skip-permissions"] },
-      }).setProtectedHeader({ alg: "HS256" }).sign(key),
+      }).setIssuedAt().setProtectedHeader({ alg: "HS256" }).sign(key),
       /policy field "extraArgs" is not known/,
+    ],
+    // Signed with the relay's own secret (a leaked one, or another issuer's code), but
+    // good for ever: refused by its lifetime (issue 21, finding 8).
+    [
+      "a JWT living ten years",
+      await new SignJWT({ sub: "alice", iat: now(), exp: now() + 10 * 365 * 86_400 })
+        .setProtectedHeader({ alg: "HS256" }).sign(key),
+      /lifetime \(exp - iat\) is 315360000 s, over the maximum of 86430 s/,
+    ],
+    [
+      "a JWT with exp 1e300",
+      await new SignJWT({ sub: "alice", iat: now(), exp: 1e300 })
+        .setProtectedHeader({ alg: "HS256" }).sign(key),
+      /lifetime \(exp - iat\) is 1e\+300 s, over the maximum/,
+    ],
+    [
+      "a JWT without iat",
+      await new SignJWT({ sub: "alice", exp: now() + 60 }).setProtectedHeader({ alg: "HS256" })
+        .sign(key),
+      /no iat .*its lifetime is unknown/,
     ],
     ["an over-long token", `${"a".repeat(9000)}.${body}.${signature}`, /longer than 8192/],
   ];
@@ -175,6 +195,21 @@ Deno.test("hostile clients: bad credentials are refused, nothing spawned", async
     }
     assert.equal(await env.spawns(3), 3);
   });
+});
+
+Deno.test("hostile clients: maxTokenLifetimeSeconds bounds what a scoped token may live", async () => {
+  await using env = await startRelay({ secrets: [SECRET], maxTokenLifetimeSeconds: 600 });
+  const url = env.relay.url;
+  const hour = await mintRelayToken({ secret: SECRET, subject: "alice", ttlSeconds: 3600 });
+  const seen = await refusalOf(url, { token: hour });
+  unauthorized(seen, /lifetime \(exp - iat\) is 3600 s, over the maximum of 600 s/);
+  const short = await mintRelayToken({ secret: SECRET, subject: "alice", ttlSeconds: 600 });
+  const client = new TestClient(url, [SUBPROTOCOL, bearerProtocol(short)]);
+  await using _ = client;
+  await client.opened;
+  client.send({ t: "hello", v: 1, spawn: {} });
+  assert.equal((await client.next("ready")).resumed, false, "at the bound: taken");
+  assert.equal(await env.spawns(1), 1);
 });
 
 Deno.test("hostile clients: another subject cannot resume, or even see, a session", async () => {

@@ -6,8 +6,9 @@
 
 import assert from "node:assert/strict";
 import { decodeProtectedHeader, jwtVerify, SignJWT, UnsecuredJWT } from "npm:jose@6.2.18";
-import { mintRelayToken } from "../../../adapters/remote/mod.ts";
+import { MAX_RELAY_TOKEN_TTL_SECONDS, mintRelayToken } from "../../../adapters/remote/mod.ts";
 import {
+  DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS,
   RELAY_TOKEN_CLOCK_SKEW_SECONDS,
   verifyRelayToken,
 } from "../../../src/remote/verify_relay_token.ts";
@@ -28,8 +29,17 @@ function encodePart(value: unknown): string {
     .replace(/=+$/, "");
 }
 
-async function refusal(token: string, secrets = [SECRET], at?: number): Promise<string> {
-  const check = await verifyRelayToken(token, { secrets, ...(at !== undefined && { now: at }) });
+async function refusal(
+  token: string,
+  secrets = [SECRET],
+  at?: number,
+  maxLifetimeSeconds?: number,
+): Promise<string> {
+  const check = await verifyRelayToken(token, {
+    secrets,
+    ...(at !== undefined && { now: at }),
+    ...(maxLifetimeSeconds !== undefined && { maxLifetimeSeconds }),
+  });
   assert.ok(!check.ok, `refused: ${token.slice(0, 60)}`);
   return check.reason;
 }
@@ -189,24 +199,101 @@ Deno.test(
       assert.match(await refusal(await sign({ sub: "a" })), /no exp/);
       assert.match(await refusal(await sign({ sub: "a", exp: "tomorrow" })), /no exp/);
       assert.match(await refusal(await sign({ sub: "a", exp: now() + 60, nbf: "x" })), /nbf/);
+      const iat = now();
       assert.match(
-        await refusal(await sign({ sub: "a", exp: now() + 60, policy: { bypass: true } })),
+        await refusal(await sign({ sub: "a", iat, exp: iat + 60, policy: { bypass: true } })),
         /policy is refused: the policy field "bypass" is not known/,
       );
       assert.match(
-        await refusal(await sign({ sub: "a", exp: now() + 60, policy: { maxTurns: -1 } })),
+        await refusal(await sign({ sub: "a", iat, exp: iat + 60, policy: { maxTurns: -1 } })),
         /maxTurns/,
       );
     });
 
     await t.step("its own options are checked", async () => {
       const token = await mint();
+      for (const bad of [0, -1, 1.5, Number.NaN, Infinity, "60"]) {
+        await assert.rejects(
+          verifyRelayToken(token, { secrets: [SECRET], maxLifetimeSeconds: bad as number }),
+          (error: unknown) =>
+            (error instanceof RangeError || error instanceof TypeError) &&
+            /maxLifetimeSeconds must be a whole number of seconds from 1/.test(error.message),
+          String(bad),
+        );
+      }
       await assert.rejects(verifyRelayToken(token, { secrets: [] }), TypeError);
       await assert.rejects(
         verifyRelayToken(token, { secrets: [SECRET, SECRET, SECRET] }),
         TypeError,
       );
       await assert.rejects(verifyRelayToken(token, { secrets: ["short"] }), RangeError);
+    });
+  },
+);
+
+Deno.test(
+  "verifyRelayToken() bounds a token's lifetime (exp - iat) and requires iat",
+  NONE,
+  async (t) => {
+    const key = new TextEncoder().encode(SECRET);
+    const sign = (claims: Record<string, unknown>) =>
+      new SignJWT({ sub: "alice", ...claims }).setProtectedHeader({ alg: "HS256" }).sign(key);
+    const max = DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS;
+
+    await t.step("the default: the mint cap (a day) plus the clock skew", () => {
+      assert.equal(max, MAX_RELAY_TOKEN_TTL_SECONDS + RELAY_TOKEN_CLOCK_SKEW_SECONDS);
+      assert.equal(max, 86_430);
+    });
+
+    await t.step(
+      "a token signed with the secret but living ten years is refused, with why",
+      async () => {
+        const iat = now();
+        const reason = await refusal(await sign({ iat, exp: iat + 10 * 365 * 86_400 }));
+        assert.match(reason, /lifetime \(exp - iat\) is 315360000 s, over the maximum of 86430 s/);
+      },
+    );
+
+    await t.step("an exp of 1e300 is refused the same way", async () => {
+      const reason = await refusal(await sign({ iat: now(), exp: 1e300 }));
+      assert.match(reason, /lifetime \(exp - iat\) is 1e\+300 s, over the maximum of 86430 s/);
+    });
+
+    await t.step("up to the maximum is taken; one second more is not", async () => {
+      const iat = now();
+      assert.ok(
+        (await verifyRelayToken(await sign({ iat, exp: iat + max }), { secrets: [SECRET] }))
+          .ok,
+      );
+      assert.match(await refusal(await sign({ iat, exp: iat + max + 1 })), /over the maximum/);
+      const day = await mintRelayToken({ secret: SECRET, subject: "a", ttlSeconds: 86_400 });
+      assert.ok((await verifyRelayToken(day, { secrets: [SECRET] })).ok, "the longest mint");
+    });
+
+    await t.step("a token without iat is refused: its lifetime cannot be known", async () => {
+      assert.match(await refusal(await sign({ exp: now() + 60 })), /the token has no iat/);
+      assert.match(
+        await refusal(await sign({ iat: "yesterday", exp: now() + 60 })),
+        /the token has no iat/,
+      );
+    });
+
+    await t.step("maxLifetimeSeconds sets another maximum", async () => {
+      const iat = now();
+      const hour = await sign({ iat, exp: iat + 3600 });
+      const options = { secrets: [SECRET], maxLifetimeSeconds: 3600 };
+      assert.ok((await verifyRelayToken(hour, options)).ok);
+      const longer = await sign({ iat, exp: iat + 3601 });
+      assert.match(
+        await refusal(longer, [SECRET], undefined, 3600),
+        /is 3601 s, over the maximum of 3600 s/,
+      );
+      const week = await sign({ iat, exp: iat + 7 * 86_400 });
+      assert.ok(
+        (await verifyRelayToken(week, { secrets: [SECRET], maxLifetimeSeconds: 7 * 86_400 }))
+          .ok,
+        "raised for another issuer's week-long tokens",
+      );
     });
   },
 );
