@@ -50,7 +50,9 @@ const MAIN = "";
  *   batch adds nothing; the first copy is kept), one without is appended
  *   every time; order is call order;
  * - `mtime` is stamped at append from the store's clock and increases with
- *   every append (the SDK's rule);
+ *   every append to any key, within a millisecond too (the SDK's rule), so
+ *   `listSessions`, newest first, lists sessions in the order they were
+ *   last appended to;
  * - `listSessions` lists a project's main transcripts; `delete` of a main
  *   key removes its subkeys; `listSubkeys` lists a session's subpaths.
  *
@@ -150,10 +152,11 @@ export class InMemorySessionStore implements SessionStore {
   }
 
   /**
-   * Lists a project's sessions (those with a main transcript).
+   * Lists a project's sessions (those with a main transcript), newest first:
+   * the last appended to first (no two appends share an `mtime`).
    *
    * @param projectKey The project.
-   * @returns Each session id with its last append's time (any order).
+   * @returns Each session id with its last append's time, newest first.
    * @throws {TypeError} When `projectKey` is not a non-empty string.
    */
   listSessions(projectKey: string): Promise<StoredSessionRef[]> {
@@ -164,7 +167,7 @@ export class InMemorySessionStore implements SessionStore {
         const main = transcripts.get(MAIN);
         if (main) found.push({ sessionId, mtime: main.mtime });
       }
-      return Promise.resolve(found);
+      return Promise.resolve(found.sort((a, b) => b.mtime - a.mtime));
     } catch (error) {
       return Promise.reject(error);
     }

@@ -77,7 +77,12 @@ export interface StoredSessionRef {
  * - `load` returns every entry of a key, deep-equal to what was appended,
  *   or `null` for a key never written.
  * - `listSessions` (optional) lists a project's main transcripts with their
- *   modification times (any order).
+ *   modification times (any order: the SDK sorts them by `mtime`, newest
+ *   first, and `continue` takes the first). So that this order is the order
+ *   of the appends, a store should stamp each append past every earlier
+ *   stamp of the project, within one millisecond too (the SDK's own
+ *   `InMemorySessionStore` does); the built-in stores do, and list newest
+ *   first.
  * - `delete` (optional) removes a key, and for a main transcript its
  *   subkeys; without it, deletion is a no-op (append-only stores).
  * - `listSubkeys` (optional) lists the subpaths under a session.

@@ -84,6 +84,33 @@ Deno.test({
 });
 
 Deno.test({
+  name: "InMemorySessionStore.listSessions() lists newest first, appends in one millisecond too",
+  permissions: "none",
+  async fn(t) {
+    const frozen = 1_800_000_000_000;
+    await t.step(
+      "the conformance suite with a clock that never moves",
+      (t) => sessionStoreConformance(t, () => new InMemorySessionStore({ clock: () => frozen })),
+    );
+    const store = new InMemorySessionStore({ clock: () => frozen });
+    for (const id of ["b", "c", "d", "b"]) {
+      await store.append({ projectKey: "p", sessionId: id }, [{ type: "x" }]);
+    }
+    await store.append({ projectKey: "other", sessionId: "o" }, [{ type: "x" }]);
+    await store.append({ projectKey: "p", sessionId: "a" }, [{ type: "x" }]);
+    await store.append({ projectKey: "p", sessionId: "c", subpath: "subagents/x" }, [{
+      type: "x",
+    }]);
+    assert.deepEqual(await store.listSessions("p"), [
+      { sessionId: "a", mtime: frozen + 5 },
+      { sessionId: "b", mtime: frozen + 3 },
+      { sessionId: "d", mtime: frozen + 2 },
+      { sessionId: "c", mtime: frozen + 1 },
+    ]);
+  },
+});
+
+Deno.test({
   name: "InMemorySessionStore.size counts main transcripts; clear() empties it",
   permissions: "none",
   async fn() {
