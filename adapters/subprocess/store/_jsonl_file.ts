@@ -131,7 +131,12 @@ export interface LockedAppend {
   readonly batch: readonly SerializedEntry[];
   readonly index: UuidIndex | undefined;
   readonly lockTimeoutMs: number;
-  readonly clock: () => number;
+  /**
+   * Stamps the file's mtime once new lines are written (the project's clock,
+   * _project_clock.ts): `least` is one past its previous stamp (0 for a new
+   * file), `apply` sets it.
+   */
+  readonly stamp: (least: number, apply: (mtime: number) => Promise<void>) => Promise<void>;
   readonly sync: boolean;
   /** Called with the file's path, once created (empty), before anything is written. */
   readonly onCreate: () => Promise<void>;
@@ -139,7 +144,13 @@ export interface LockedAppend {
   readonly maxLineBytes: number;
 }
 
-async function lockWithin(file: Deno.FsFile, path: string, ms: number): Promise<void> {
+/**
+ * Takes the exclusive lock on an open file within `ms`; on a timeout the file
+ * is closed once the lock request settles (the caller must not close it).
+ *
+ * @throws {DuplexError} `timeout` naming the path and `lockTimeoutMs`.
+ */
+export async function lockWithin(file: Deno.FsFile, path: string, ms: number): Promise<void> {
   // deadline() sets no timer for Infinity (a setTimeout of Infinity fires at once).
   using limit = deadline(ms, {
     reason: () =>
@@ -195,8 +206,9 @@ async function indexFor(
 }
 
 /**
- * Appends the new entries of a batch under the file's lock, stamps the
- * file's mtime from the store's clock (always past the previous one).
+ * Appends the new entries of a batch under the file's lock, then stamps the
+ * file's mtime (past the previous one, and past every earlier stamp of the
+ * project: `append.stamp`).
  *
  * @returns The file's index afterwards.
  */
@@ -228,10 +240,8 @@ export async function appendLocked(append: LockedAppend): Promise<UuidIndex> {
         }
         if (append.sync) await file.sync();
         size += written.length;
-        const previous = Math.floor(info.mtime?.getTime() ?? 0);
-        const now = Math.floor(append.clock());
-        const mtime = info.size > 0 && !(now > previous) ? previous + 1 : now;
-        await file.utime(new Date(), new Date(mtime));
+        const least = info.size > 0 ? Math.floor(info.mtime?.getTime() ?? 0) + 1 : 0;
+        await append.stamp(least, (mtime) => file.utime(new Date(), new Date(mtime)));
       }
       const tail = written.length >= TAIL
         ? written.slice(-TAIL)

@@ -10,7 +10,8 @@
  * kept beside it in `<name>.name`, from which listings read it back.
  *
  *   <root>/<project>/<session>.jsonl             the main transcript
- *   <root>/<project>/<session>/<subpath>.jsonl   a subkey (the subpath is one name: `/` is %2F) */
+ *   <root>/<project>/<session>/<subpath>.jsonl   a subkey (the subpath is one name: `/` is %2F)
+ *   <root>/<project>/.clock                      the project's clock (_project_clock.ts) */
 
 const KEEP = /^[a-z0-9_-]$/;
 const MAX_NAME = 160;
@@ -77,6 +78,8 @@ export interface KeyPaths {
   readonly file: string;
   /** The folder that holds it. */
   readonly dir: string;
+  /** The project's folder. */
+  readonly projectDir: string;
   /** Sidecars to write (before the file) for hashed names: path and field. */
   readonly sidecars: readonly (readonly [string, string])[];
   /** For a main key, the folder of its subkeys. */
@@ -104,11 +107,22 @@ export async function keyPaths(
   const sessionBase = `${project.dir}/${session.name}`;
   if (session.hashed) sidecars.push([`${sessionBase}.name`, key.sessionId]);
   if (key.subpath === undefined) {
-    return { file: `${sessionBase}.jsonl`, dir: project.dir, sidecars, subkeysDir: sessionBase };
+    return {
+      file: `${sessionBase}.jsonl`,
+      dir: project.dir,
+      projectDir: project.dir,
+      sidecars,
+      subkeysDir: sessionBase,
+    };
   }
   const sub = await fieldName(key.subpath);
   if (sub.hashed) sidecars.push([`${sessionBase}/${sub.name}.name`, key.subpath]);
-  return { file: `${sessionBase}/${sub.name}.jsonl`, dir: sessionBase, sidecars };
+  return {
+    file: `${sessionBase}/${sub.name}.jsonl`,
+    dir: sessionBase,
+    projectDir: project.dir,
+    sidecars,
+  };
 }
 
 /**

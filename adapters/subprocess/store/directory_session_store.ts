@@ -17,6 +17,7 @@ import type {
 import { absolutePath, explainFsError } from "../history/_paths.ts";
 import { appendLocked, loadFile, type SkippedBytes, type UuidIndex } from "./_jsonl_file.ts";
 import { fieldOfListed, keyPaths, projectDir } from "./_key_paths.ts";
+import { stampInProject } from "./_project_clock.ts";
 
 /** A line a {@linkcode DirectorySessionStore} skipped while reading a transcript. */
 export interface DirectoryStoreSkip {
@@ -41,7 +42,8 @@ export interface DirectorySessionStoreOptions {
   /**
    * The store's clock (milliseconds since the epoch): each append stamps the
    * transcript file's modification time from it, one millisecond past the
-   * previous stamp when the clock has not moved.
+   * project's previous stamp (any key's, any process's) when the clock has
+   * not moved past it.
    *
    * @default {Date.now}
    */
@@ -99,7 +101,12 @@ export interface DirectorySessionStoreOptions {
  *   what other writers appended since its last look, and skips entries whose
  *   uuid the file holds. Appends of one object run in call order.
  * - `mtime` is the file's modification time, stamped from the store's
- *   clock; `listSessions` reads it.
+ *   clock and strictly increasing across the project (within a millisecond
+ *   too): each append stamps its file under the project's clock
+ *   (`<dir>/<project>/.clock`, its own `flock`), past every earlier stamp
+ *   of the project, by any object or process on the folder. An append that
+ *   resolved before another started has the smaller mtime; `listSessions`
+ *   lists newest first, the last appended to first.
  * - `load` reads in 64 KiB chunks: memory is the entries plus one line.
  *
  * Permissions: `--allow-read` and `--allow-write` for the folder.
@@ -198,9 +205,16 @@ export class DirectorySessionStore implements SessionStore {
           batch,
           index: this.#indexes.get(paths.file),
           lockTimeoutMs: this.#lockTimeoutMs,
-          clock: () => {
+          stamp: async (least, apply) => {
             const now = this.#clock();
-            return Number.isFinite(now) ? now : Date.now();
+            await stampInProject({
+              projectDir: paths.projectDir,
+              file: paths.file,
+              now: Math.floor(Number.isFinite(now) ? now : Date.now()),
+              least,
+              lockTimeoutMs: this.#lockTimeoutMs,
+              apply,
+            });
           },
           sync: this.#sync,
           maxLineBytes: this.#maxLineBytes,
@@ -276,20 +290,26 @@ export class DirectorySessionStore implements SessionStore {
   }
 
   /**
-   * Lists a project's sessions (those with a main transcript).
+   * Lists a project's sessions (those with a main transcript), newest first:
+   * the last appended to first. Files with one mtime (stamped before the
+   * project had its clock, or by another program: the folder keeps no other
+   * record of their order) go by session id.
    *
    * @param projectKey The project.
-   * @returns Each session id with its file's modification time (any order).
+   * @returns Each session id with its file's modification time, newest first.
    * @throws {TypeError} When `projectKey` is not a non-empty string.
    */
   async listSessions(projectKey: string): Promise<StoredSessionRef[]> {
     const action = "list the store's sessions";
     checkProjectKey(projectKey, action);
     const { dir } = await projectDir(this.#root, projectKey);
-    return await this.#listJsonl(dir, action, async (sessionId, file) => ({
+    const found = await this.#listJsonl(dir, action, async (sessionId, file) => ({
       sessionId,
       mtime: Math.floor((await Deno.lstat(file)).mtime?.getTime() ?? 0),
     }));
+    return found.sort((a, b) =>
+      b.mtime - a.mtime || (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0)
+    );
   }
 
   /**

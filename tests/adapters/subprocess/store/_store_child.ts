@@ -6,6 +6,8 @@
  *   appends them), one of its own (`<writer>-<i>`) and one without uuid.
  * - `hold <file>`: takes the exclusive lock on `<file>`, prints `locked`,
  *   and waits to be killed.
+ * - `sessions <dir> <writer> <count>`: appends one entry to each of `<count>`
+ *   sessions `<writer>-<i>` of the project `-shared`, back to back.
  *
  * @module
  */
@@ -34,6 +36,14 @@ if (import.meta.main) {
     const [dir, writer, count] = args as [string, string, string];
     const store = new DirectorySessionStore(dir);
     for (let i = 0; i < Number(count); i++) await store.append(SHARED_KEY, batchOf(writer, i));
+  } else if (mode === "sessions") {
+    const [dir, writer, count] = args as [string, string, string];
+    const store = new DirectorySessionStore(dir);
+    for (let i = 0; i < Number(count); i++) {
+      await store.append({ projectKey: SHARED_KEY.projectKey, sessionId: `${writer}-${i}` }, [
+        { type: "x" },
+      ]);
+    }
   } else if (mode === "hold") {
     const file = await Deno.open(args[0]!, { read: true, append: true, create: true });
     await file.lock(true);

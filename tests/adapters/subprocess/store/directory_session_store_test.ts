@@ -109,6 +109,7 @@ Deno.test("DirectorySessionStore names files after key fields that cannot leave 
     const hashed = names.filter((name) => name.includes("~"));
     assert.deepEqual(hashed.map((name) => name.replace(/~[0-9a-f]{64}/g, "~H")), [
       "~H.name",
+      "~H/.clock",
       "~H/~H.jsonl",
       "~H/~H.name",
       "~H/~H/~H.jsonl",
@@ -133,8 +134,8 @@ Deno.test("DirectorySessionStore names files after key fields that cannot leave 
       (await files(dir)).filter((n) => n.includes("~H") || /~[0-9a-f]{64}/.test(n)).map((n) =>
         n.replace(/~[0-9a-f]{64}/g, "~H")
       ),
-      ["~H.name"],
-      "the session's files and sidecars are gone",
+      ["~H.name", "~H/.clock"],
+      "the session's files and sidecars are gone (the project's clock stays)",
     );
   } finally {
     await Deno.remove(parent, { recursive: true });
@@ -161,6 +162,73 @@ Deno.test("DirectorySessionStore stamps mtime from its clock, past the previous 
     assert.equal(await mtime(), 1_900_000_009_000);
     const stat = await Deno.stat(`${dir}/${KEY.projectKey}/${KEY.sessionId}.jsonl`);
     assert.equal(stat.mtime?.getTime(), 1_900_000_009_000, "it is the file's own time");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("DirectorySessionStore lists newest first: mtimes strictly increasing across the project", async (t) => {
+  const dir = await makeTestDir();
+  try {
+    const frozen = 1_900_000_000_000;
+    await t.step("the conformance suite with a clock that never moves", async (t) => {
+      let n = 0;
+      await sessionStoreConformance(t, () =>
+        new DirectorySessionStore(`${dir}/suite-${++n}`, {
+          clock: () => frozen,
+        }));
+    });
+    await t.step("two objects on one folder, one millisecond, many keys", async () => {
+      const [a, b] = [0, 1].map(() =>
+        new DirectorySessionStore(`${dir}/two`, { clock: () => frozen })
+      );
+      const key = (id: string) => ({ projectKey: KEY.projectKey, sessionId: id });
+      for (const id of ["b", "c", "d", "b"]) await a!.append(key(id), [{ type: "x" }]);
+      await b!.append(key("a"), [{ type: "x" }]);
+      await b!.append({ ...key("c"), subpath: "subagents/agent-1" }, [{ type: "x" }]); // not listed
+      await a!.append(key("d"), [{ type: "x" }]);
+      const listed = await b!.listSessions(KEY.projectKey);
+      assert.deepEqual(listed, [
+        { sessionId: "d", mtime: frozen + 6 },
+        { sessionId: "a", mtime: frozen + 4 },
+        { sessionId: "b", mtime: frozen + 3 },
+        { sessionId: "c", mtime: frozen + 1 },
+      ]);
+      await Promise.all(
+        ["e", "f", "g", "h"].flatMap((id) =>
+          [a!, b!].map((s) => s.append(key(id), [{ type: "x", id }]))
+        ),
+      );
+      const mtimes = (await a!.listSessions(KEY.projectKey)).map((s) => s.mtime);
+      assert.deepEqual(mtimes, [...mtimes].sort((x, y) => y - x));
+      assert.equal(new Set(mtimes).size, 8, `one each: ${mtimes}`);
+    });
+    await t.step("a project of an earlier version: the clock starts past its files", async () => {
+      const root = `${dir}/earlier`;
+      const store = new DirectorySessionStore(root, { clock: () => frozen });
+      await store.append({ ...KEY, sessionId: "ahead" }, [{ type: "x" }]);
+      await Deno.remove(`${root}/${KEY.projectKey}/.clock`); // as the previous version left it
+      const file = `${root}/${KEY.projectKey}/ahead.jsonl`;
+      await Deno.utime(file, new Date(), new Date(frozen + 100));
+      await store.append({ ...KEY, sessionId: "new" }, [{ type: "x" }]);
+      assert.deepEqual(await store.listSessions(KEY.projectKey), [
+        { sessionId: "new", mtime: frozen + 101 },
+        { sessionId: "ahead", mtime: frozen + 100 },
+      ]);
+    });
+    await t.step("files stamped alike by another program go by session id", async () => {
+      const root = `${dir}/ties`;
+      const store = new DirectorySessionStore(root);
+      for (const id of ["b", "c", "a"]) {
+        await store.append({ ...KEY, sessionId: id }, [{ type: "x" }]);
+      }
+      const same = new Date(frozen);
+      for (const id of ["c", "a", "b"]) {
+        await Deno.utime(`${root}/${KEY.projectKey}/${id}.jsonl`, same, same);
+      }
+      const listed = await store.listSessions(KEY.projectKey);
+      assert.deepEqual(listed.map((s) => s.sessionId), ["a", "b", "c"]);
+    });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -2,7 +2,8 @@
  * `DirectorySessionStore` across processes: two processes appending the
  * same entries to one key store each uuid once (and every entry without
  * uuid); a process holding a file's lock makes an append wait, bounded by
- * `lockTimeoutMs`, and its death (SIGKILL) frees the lock.
+ * `lockTimeoutMs`, and its death (SIGKILL) frees the lock; two processes
+ * appending to sessions of one project stamp each its own mtime.
  *
  * @module
  */
@@ -71,6 +72,29 @@ Deno.test("DirectorySessionStore: two processes appending to one key store each 
     for (const w of ["a", "b"]) {
       const own = uuids.filter((u) => u.startsWith(`${w}-`));
       assert.deepEqual(own, Array.from({ length: batches }, (_, i) => `${w}-${i}`));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("DirectorySessionStore: two processes appending to sessions of one project stamp each its own mtime", async () => {
+  const dir = await makeTestDir();
+  try {
+    const count = 60;
+    const writers = ["a", "b"].map((w) => child(["sessions", dir, w, String(count)], dir));
+    const statuses = await Promise.all(writers.map(async (w) => {
+      await w.stdout.cancel();
+      return await w.status;
+    }));
+    assert.deepEqual(statuses.map((s) => s.code), [0, 0]);
+    const listed = await new DirectorySessionStore(dir).listSessions(SHARED_KEY.projectKey);
+    assert.equal(listed.length, 2 * count);
+    const mtimes = listed.map((s) => s.mtime);
+    assert.ok(mtimes.every((m, i) => i === 0 || m < mtimes[i - 1]!), `one each: ${mtimes}`);
+    for (const w of ["a", "b"]) {
+      const own = listed.filter((s) => s.sessionId.startsWith(`${w}-`)).map((s) => s.sessionId);
+      assert.deepEqual(own, Array.from({ length: count }, (_, i) => `${w}-${count - 1 - i}`));
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
