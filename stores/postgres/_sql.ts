@@ -9,7 +9,12 @@
 
 import type { TableNames } from "./_names.ts";
 
-/** The DDL, one statement per item: idempotent (IF NOT EXISTS). */
+/**
+ * The DDL, one statement per item, idempotent (IF NOT EXISTS, ON CONFLICT DO
+ * NOTHING). The projects table came after the other two: on a database made
+ * before it, the last statement starts each project's clock at the newest
+ * mtime its keys hold, so that later stamps come after every earlier one.
+ */
 export function schemaStatements(names: TableNames): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${names.entries} (
@@ -29,14 +34,21 @@ export function schemaStatements(names: TableNames): string[] {
   mtime       bigint NOT NULL,     -- the last append, Unix epoch ms (the server's clock)
   PRIMARY KEY (project_key, session_id, subpath)
 )`,
+    `CREATE TABLE IF NOT EXISTS ${names.projects} (
+  project_key text   NOT NULL PRIMARY KEY,
+  mtime       bigint NOT NULL      -- the last mtime stamped in the project: the next is past it
+)`,
+    `INSERT INTO ${names.projects} (project_key, mtime)
+SELECT project_key, max(mtime) FROM ${names.keys} GROUP BY project_key
+ON CONFLICT (project_key) DO NOTHING`,
   ];
 }
 
-/** Both tables exist: `ok` is 't' (to_regclass of a missing table is NULL). */
+/** The three tables exist: `ok` is 't' (to_regclass of a missing table is NULL). */
 export function existsQuery(names: TableNames): string {
-  const literal = (name: string) => `'${name.replaceAll("'", "''")}'`;
-  return `SELECT (to_regclass(${literal(names.entries)}) IS NOT NULL AND ` +
-    `to_regclass(${literal(names.keys)}) IS NOT NULL)::text AS ok`;
+  const exists = (name: string) => `to_regclass('${name.replaceAll("'", "''")}') IS NOT NULL`;
+  const all = [names.entries, names.keys, names.projects].map(exists).join(" AND ");
+  return `SELECT (${all})::text AS ok`;
 }
 
 /**
@@ -46,18 +58,32 @@ export function existsQuery(names: TableNames): string {
  */
 export const LOCK = "SELECT pg_advisory_xact_lock(hashtext('@duplex/claude store'), hashtext($1))";
 
+/* The server's clock, in integer Unix epoch milliseconds. */
+const NOW_MS = "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
 /**
- * One append, one statement (atomic on its own): the key's row first (its
- * row lock orders concurrent appends to one key, so sequence order is commit
- * order; mtime from the server's clock, strictly increasing per key), then
- * the batch in array order, a uuid already stored skipped.
+ * One append, one statement (atomic on its own). First the project's row:
+ * its row lock orders the appends of one project (to any of its keys, from
+ * any host) and is held to the commit, and its mtime moves to the server's
+ * clock or one past its last stamp (past the key's own too), so mtimes are
+ * strictly increasing across the project, in commit order. Then the key's
+ * row takes that stamp (one past its own at least: a writer of the
+ * previous version does not move the project's row), then the batch is
+ * inserted in array order, a uuid already stored skipped; sequence order is
+ * commit order.
  * $1-$3: project key, session id, subpath; $4: a JSON array of
  * [uuid or null, the entry's JSON text] pairs.
  */
 export function appendStatement(names: TableNames): string {
-  return `WITH k AS (
+  return `WITH p AS (
+  INSERT INTO ${names.projects} AS p (project_key, mtime)
+  VALUES ($1, greatest(${NOW_MS}, (SELECT mtime + 1 FROM ${names.keys}
+    WHERE project_key = $1 AND session_id = $2 AND subpath = $3)))
+  ON CONFLICT (project_key) DO UPDATE SET mtime = greatest(excluded.mtime, p.mtime + 1)
+  RETURNING p.mtime
+), k AS (
   INSERT INTO ${names.keys} AS k (project_key, session_id, subpath, mtime)
-  VALUES ($1, $2, $3, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+  SELECT $1, $2, $3, p.mtime FROM p
   ON CONFLICT (project_key, session_id, subpath)
   DO UPDATE SET mtime = greatest(excluded.mtime, k.mtime + 1)
   RETURNING 1
@@ -75,10 +101,18 @@ export function loadQuery(names: TableNames): string {
 WHERE project_key = $1 AND session_id = $2 AND subpath = $3 ORDER BY seq`;
 }
 
-/** A project's main transcripts and their mtimes, newest first. $1: the project key. */
+/**
+ * A project's main transcripts and their mtimes, newest first. Stamps of
+ * this version never tie within a project; rows of the previous version
+ * can (two keys appended in one millisecond), and go by their last entry's
+ * sequence number (append order), then by session id. $1: the project key.
+ */
 export function listSessionsQuery(names: TableNames): string {
-  return `SELECT session_id AS sid, mtime::text AS mtime FROM ${names.keys}
-WHERE project_key = $1 AND subpath = '' ORDER BY mtime DESC, session_id`;
+  return `SELECT k.session_id AS sid, k.mtime::text AS mtime FROM ${names.keys} AS k
+WHERE k.project_key = $1 AND k.subpath = ''
+ORDER BY k.mtime DESC, (SELECT max(e.seq) FROM ${names.entries} AS e
+  WHERE e.project_key = k.project_key AND e.session_id = k.session_id AND e.subpath = '')
+  DESC NULLS LAST, k.session_id`;
 }
 
 /** A session's subpaths. $1, $2: project key and session id. */

@@ -149,7 +149,7 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
     );
 
     await t.step(
-      "mtime is the server's clock in integer ms, strictly increasing per key; newest listed first",
+      "mtime is the server's clock in integer ms, strictly increasing across the project; newest listed first",
       async () => {
         const store = new PostgresSessionStore(sql, { table: "mtimes" });
         const seen: number[] = [];
@@ -165,6 +165,7 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
           `${seen}`,
         );
         assert.ok(Math.abs(Number(row?.now) - seen.at(-1)!) < 5_000, "near the server's clock");
+        // Back to back: c and d (and the second b) are often stamped in one millisecond.
         for (const id of ["b", "c", "d", "b"]) {
           await store.append({ ...KEY, sessionId: id }, [{ type: "x" }]);
         }
@@ -173,6 +174,105 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
           listed.map((s) => s.sessionId),
           ["b", "d", "c", KEY.sessionId],
           "newest first",
+        );
+        assert.ok(listed.every((s, i) => i === 0 || s.mtime < listed[i - 1]!.mtime), "one each");
+      },
+    );
+
+    await t.step(
+      "eight clients appending to keys of one project at once: every mtime its own, in commit order",
+      async () => {
+        const clients = Array.from({ length: 8 }, () => client(server, { max: 2 }));
+        try {
+          const stores = clients.map((c) => new PostgresSessionStore(c, { table: "many_mtimes" }));
+          await stores[0]!.ensureSchema();
+          const wave = async (name: string) => {
+            const started = performance.now();
+            await Promise.all(
+              stores.flatMap((store, who) =>
+                Array.from(
+                  { length: 10 },
+                  (_, i) =>
+                    store.append({ ...KEY, sessionId: `${name}-${who}-${i}` }, [{ type: "x" }]),
+                )
+              ),
+            );
+            return performance.now() - started;
+          };
+          const took = [await wave("first"), await wave("second")];
+          const listed = await stores[3]!.listSessions(KEY.projectKey);
+          const mtimes = listed.map((s) => s.mtime);
+          assert.equal(listed.length, 160);
+          assert.ok(
+            mtimes.every((m, i) => i === 0 || m < mtimes[i - 1]!),
+            `strictly decreasing (waves took ${took.map(Math.round)} ms for 80 appends each): ` +
+              mtimes.join(),
+          );
+          const order = listed.map((s) => s.sessionId.split("-")[0]);
+          assert.deepEqual(order, [...Array(80).fill("second"), ...Array(80).fill("first")]);
+        } finally {
+          await Promise.all(clients.map((c) => c.end()));
+        }
+      },
+    );
+
+    await t.step(
+      "a database of the previous version (two tables, mtimes that tie) is migrated on first use",
+      async () => {
+        // The previous version's DDL, as it created the tables.
+        for (const table of ["legacy", "legacy_manual"]) {
+          await sql.unsafe(`CREATE TABLE ${table} (seq bigserial NOT NULL,
+            project_key text NOT NULL, session_id text NOT NULL, subpath text NOT NULL,
+            uuid text, entry json NOT NULL,
+            PRIMARY KEY (project_key, session_id, subpath, seq),
+            UNIQUE (project_key, session_id, subpath, uuid))`);
+          await sql.unsafe(`CREATE TABLE ${table}_keys (project_key text NOT NULL,
+            session_id text NOT NULL, subpath text NOT NULL, mtime bigint NOT NULL,
+            PRIMARY KEY (project_key, session_id, subpath))`);
+          // Written by the previous version: "old-b" after "old-a" in one millisecond, and a
+          // session stamped a minute ahead of the clock (appended to in a burst).
+          const ahead = Date.now() + 60_000;
+          for (const [id, mtime] of [["old-a", 1e12], ["old-b", 1e12], ["ahead", ahead]] as const) {
+            await sql.unsafe(
+              `INSERT INTO ${table} (project_key, session_id, subpath, entry)
+               VALUES ($1, $2, '', '{"type":"x"}')`,
+              [KEY.projectKey, id],
+            );
+            await sql.unsafe(`INSERT INTO ${table}_keys VALUES ($1, $2, '', $3)`, [
+              KEY.projectKey,
+              id,
+              String(mtime),
+            ]);
+          }
+        }
+        const store = new PostgresSessionStore(sql, { table: "legacy" });
+        assert.deepEqual(
+          (await store.listSessions(KEY.projectKey)).map((s) => s.sessionId),
+          ["ahead", "old-b", "old-a"],
+          "ties go by the last entry: old-b was appended after old-a",
+        );
+        const [proj] = await sql`SELECT mtime::text FROM legacy_proj`;
+        assert.ok(Number(proj?.mtime) >= Date.now() + 30_000, "the clock starts at the newest");
+        await store.append({ ...KEY, sessionId: "new" }, [{ type: "x" }]);
+        const listed = await store.listSessions(KEY.projectKey);
+        assert.deepEqual(listed.map((s) => s.sessionId), ["new", "ahead", "old-b", "old-a"]);
+        assert.ok(listed[0]!.mtime > listed[1]!.mtime);
+
+        const manual = new PostgresSessionStore(sql, {
+          table: "legacy_manual",
+          createSchema: false,
+        });
+        const error = await manual.append(KEY, [{ type: "x" }]).then(() => undefined, (e) => e);
+        assert.ok(isDuplexError(error), `a DuplexError, got ${error}`);
+        assert.match(
+          error.message,
+          /relation "legacy_manual_proj" does not exist \(42P01\): create the tables first/,
+        );
+        await sql.unsafe(postgresSessionStoreSchema({ table: "legacy_manual" }));
+        await manual.append({ ...KEY, sessionId: "new" }, [{ type: "x" }]);
+        assert.deepEqual(
+          (await manual.listSessions(KEY.projectKey)).map((s) => s.sessionId),
+          ["new", "ahead", "old-b", "old-a"],
         );
       },
     );
@@ -183,7 +283,11 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
       await store.append(KEY, [{ type: "x" }]);
       const rows = await sql`SELECT table_name FROM information_schema.tables
         WHERE table_schema = 'tenant_a' ORDER BY table_name`;
-      assert.deepEqual(rows.map((r) => r.table_name), ["transcripts", "transcripts_keys"]);
+      assert.deepEqual(rows.map((r) => r.table_name), [
+        "transcripts",
+        "transcripts_keys",
+        "transcripts_proj",
+      ]);
       assert.deepEqual(await store.load(KEY), [{ type: "x" }]);
     });
 
@@ -198,7 +302,7 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
         assert.ok(isDuplexError(error), `a DuplexError, got ${error}`);
         assert.match(
           error.message,
-          /relation "migrated_keys" does not exist \(42P01\): create the tables first/,
+          /relation "migrated_proj" does not exist \(42P01\): create the tables first/,
         );
         await sql.unsafe(postgresSessionStoreSchema({ table: "migrated" })); // what an operator runs
         await sql.unsafe(postgresSessionStoreSchema({ table: "migrated" })); // twice: idempotent

@@ -79,6 +79,7 @@ Deno.test({
       const sql = postgresSessionStoreSchema({ table, schema });
       assert.ok(sql.includes(`CREATE TABLE IF NOT EXISTS "${schema}"."${table}" (`));
       assert.ok(sql.includes(`CREATE TABLE IF NOT EXISTS "${schema}"."${table}_keys" (`));
+      assert.ok(sql.includes(`CREATE TABLE IF NOT EXISTS "${schema}"."${table}_proj" (`));
     });
   },
 });
@@ -226,13 +227,20 @@ Deno.test("PostgresSessionStore times out, bounded by timeoutMs, on a server tha
 });
 
 Deno.test({
-  name: "postgresSessionStoreSchema() is the migration: both tables, idempotent, the default names",
+  name:
+    "postgresSessionStoreSchema() is the migration: the three tables, idempotent, the default names",
   permissions: "none",
   fn() {
     const sql = postgresSessionStoreSchema();
     assert.match(sql, /^CREATE TABLE IF NOT EXISTS "claude_session_entries" \(/);
     assert.match(sql, /CREATE TABLE IF NOT EXISTS "claude_session_entries_keys" \(/);
+    assert.match(sql, /CREATE TABLE IF NOT EXISTS "claude_session_entries_proj" \(/);
     assert.match(sql, /UNIQUE \(project_key, session_id, subpath, uuid\)/);
-    assert.equal(sql.match(/;\n/g)?.length, 2);
+    // A database of the previous version: each project's clock starts at its newest mtime.
+    assert.match(
+      sql,
+      /INSERT INTO "claude_session_entries_proj" [^;]*\sON CONFLICT \(project_key\) DO NOTHING;\n/s,
+    );
+    assert.equal(sql.match(/;\n/g)?.length, 4);
   },
 });
