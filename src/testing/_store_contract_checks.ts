@@ -236,6 +236,66 @@ export const checkMtime: StoreCheck = async (fresh) => {
   ok(again > second, `appending again moves mtime forward: ${second} then ${again}`);
 };
 
+/*
+ * A listing as the official SDK reads it: sorted by mtime, newest first
+ * (`continue` takes the first). Each session must have an mtime of its own,
+ * or the order of two sessions would be the sort's, not the appends'.
+ */
+async function newestFirst(store: SessionStore, projectKey: string): Promise<string[]> {
+  const listed = [...await store.listSessions!(projectKey)].sort((a, b) => b.mtime - a.mtime);
+  for (const [i, ref] of listed.entries()) {
+    const next = listed[i + 1];
+    ok(
+      next === undefined || ref.mtime > next.mtime,
+      `two sessions share mtime ${ref.mtime}: ${show(ref.sessionId)} and ${show(next?.sessionId)}`,
+    );
+  }
+  return listed.map((ref) => ref.sessionId);
+}
+
+/* Session ids whose order is neither their append order nor its reverse. */
+function scrambled(prefix: string, count: number): string[] {
+  return Array.from(
+    { length: count },
+    (_, i) => `${prefix}-${String((i * 7) % count).padStart(2, "0")}`,
+  );
+}
+
+export const checkNewestFirst: StoreCheck = async (fresh) => {
+  const store = await fresh();
+  const project = "newest-first";
+  // Back to back, no wait: a fast store stamps several in one millisecond.
+  const ids = scrambled("seq", 30);
+  const again = [ids[4]!, ids[0]!, ids[29]!, ids[17]!];
+  for (const id of [...ids, ...again]) {
+    await store.append({ projectKey: project, sessionId: id }, [e({ id })]);
+  }
+  const rest = ids.filter((id) => !again.includes(id)).reverse();
+  same(await newestFirst(store, project), [...again].reverse().concat(rest), "back to back");
+  // Concurrent appends may take any order among themselves, but each has its own mtime, and
+  // every append that resolved before another started has the smaller one.
+  const waves = [scrambled("wave1", 20), [...scrambled("wave2", 20), ...again]];
+  for (const wave of waves) {
+    await Promise.all(
+      wave.map((id) => store.append({ projectKey: project, sessionId: id }, [e({ id })])),
+    );
+  }
+  const listed = await newestFirst(store, project);
+  const [first, second] = waves.map((wave) => new Set(wave)) as [Set<string>, Set<string>];
+  const expected = [second, first, new Set(rest)];
+  let at = 0;
+  for (const [w, wave] of expected.entries()) {
+    const got = new Set(listed.slice(at, at + wave.size));
+    ok(
+      got.size === wave.size && [...got].every((id) => wave.has(id)),
+      `the ${["second wave", "first wave", "back-to-back rest"][w]} out of place ` +
+        `(the newest first): ${show(listed)}`,
+    );
+    at += wave.size;
+  }
+  same(listed.length, at, "every session listed once");
+};
+
 export const checkDelete: StoreCheck = async (fresh) => {
   let store = await fresh();
   await store.delete!({ projectKey: "proj", sessionId: "never-written" });

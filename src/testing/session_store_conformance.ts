@@ -35,6 +35,15 @@
  * - `list-sessions`: a project's main transcripts (not subkeys, not other
  *   projects), `[]` for an unknown project, `mtime` integer epoch ms.
  * - `mtime`: a later append has a later `mtime` (5 ms apart).
+ * - `newest-first`: within one millisecond too, across keys: appends back
+ *   to back, and in two waves of concurrent ones, give every session an
+ *   `mtime` of its own, and sorted by it, newest first (as the SDK sorts
+ *   for `listSessions` and `continue`), the sessions are in the order they
+ *   were last appended to (concurrent appends in any order among
+ *   themselves, each after every append that resolved before it started).
+ *   Beyond the SDK's contract (order unspecified), which its own
+ *   `InMemorySessionStore` keeps: with a tie, which session is newest is
+ *   the sort's guess.
  * - `delete`: an unknown key is a no-op; a main key goes with its subkeys
  *   (others stay), and can be written again; a subkey goes alone.
  * - `list-subkeys`: the subpaths of a session (nested too), never the main
@@ -69,6 +78,7 @@ export type StoreContract =
   | "concurrent-appends"
   | "list-sessions"
   | "mtime"
+  | "newest-first"
   | "delete"
   | "list-subkeys";
 
@@ -109,6 +119,11 @@ const CONTRACTS: Record<
     title: "a later append has a later mtime",
     needs: "listSessions",
     check: checks.checkMtime,
+  },
+  "newest-first": {
+    title: "sessions appended to within one millisecond list newest first by mtime",
+    needs: "listSessions",
+    check: checks.checkNewestFirst,
   },
   delete: {
     title: "delete removes a key, a main one with its subkeys",

@@ -101,12 +101,27 @@ Deno.test({
           listSessions: async (
             p,
           ) => [...await s.listSessions(p), { sessionId: "only-sub", mtime: 2e12 }],
-        })), ["list-sessions", "project-isolation", "key-separation", "delete"]],
+        })), ["list-sessions", "project-isolation", "key-separation", "newest-first", "delete"]],
       ["mtime in seconds", () =>
         broken((s) => ({
           listSessions: async (p) =>
             (await s.listSessions(p)).map((r) => ({ ...r, mtime: Math.floor(r.mtime / 1000) })),
-        })), ["list-sessions", "mtime"]],
+        })), ["list-sessions", "mtime", "newest-first"]],
+      ["mtime stamped per key (two keys appended in one millisecond share it)", () => {
+        const stamps = new Map<string, number>();
+        return broken((s) => ({
+          append: async (k, e) => {
+            await s.append(k, e);
+            const last = stamps.get(joined(k)) ?? 0;
+            stamps.set(joined(k), Math.max(Date.now(), last + 1));
+          },
+          listSessions: async (p) =>
+            (await s.listSessions(p)).map((r) => ({
+              ...r,
+              mtime: stamps.get(joined({ projectKey: p, sessionId: r.sessionId }))!,
+            })),
+        }));
+      }, ["newest-first"]],
       ["delete of a main key keeps its subkeys", () =>
         broken((s) => ({
           delete: async (k) => {
@@ -150,10 +165,10 @@ Deno.test({
     const { ran, failed } = await failures(minimal, { skip: ["copies"] });
     assert.deepEqual(failed.size, 0, [...failed].join("\n"));
     assert.ok(!ran.includes("copies"));
-    for (const optional of ["list-sessions", "mtime", "delete", "list-subkeys"]) {
+    for (const optional of ["list-sessions", "mtime", "newest-first", "delete", "list-subkeys"]) {
       assert.ok(!ran.includes(optional), optional);
     }
-    assert.equal(ran.length, STORE_CONTRACTS.length - 5);
+    assert.equal(ran.length, STORE_CONTRACTS.length - 6);
   },
 });
 
