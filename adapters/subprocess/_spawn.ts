@@ -16,6 +16,7 @@ import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./f
 import { MARKER_VARIABLE } from "./_marked_processes.ts";
 import { type PrivateFolder, writePrivateFiles } from "./_private_files.ts";
 import { planLaunch } from "./build_args.ts";
+import { bubblewrapMissing, wrapInBubblewrap, type Wrapped } from "./_isolation.ts";
 import { cwdPath, STRIPPED_ENV, type SubprocessOptions } from "./subprocess_options.ts";
 
 /** A spawned CLI. */
@@ -41,9 +42,10 @@ export interface Spawned {
 /**
  * Spawns the CLI: detached (it leads its own process group), all three
  * stdio streams piped, with the child's environment, the variables the
- * options set, and the marker. Settings, agents and MCP configs given as
- * objects are written to a private folder first, removed when the CLI has
- * been reaped (or the spawn failed).
+ * options set, and the marker; with `isolation: "bubblewrap"`, inside
+ * `bwrap` (which then leads the group, the CLI in it). Settings, agents and
+ * MCP configs given as objects are written to a private folder first,
+ * removed when the CLI has been reaped (or the spawn failed).
  *
  * @param options The subprocess options (checked).
  * @param cliArgs The CLI flags, as `buildArgs(options)` made them (rebuilt
@@ -52,7 +54,8 @@ export interface Spawned {
  * @param context The session's open context: its signal aborts the start before the spawn,
  * its trace context becomes `TRACEPARENT` / `TRACESTATE`.
  * @returns The child and its description.
- * @throws {DuplexError} `not_permitted`, `cli_not_found` or `invalid_argument`, saying what to do.
+ * @throws {DuplexError} `not_permitted`, `cli_not_found` or `invalid_argument`, saying what
+ * to do; `unsupported` when the sandbox was asked for and `bwrap` is missing.
  */
 export async function spawnCli(
   options: SubprocessOptions,
@@ -113,12 +116,27 @@ export async function spawnCli(
     flags = planLaunch(options, folder.path).args;
   }
   const args = [...(options.executableArgs ?? options.binaryArgs ?? []), ...flags];
+  const sandboxed = options.isolation === "bubblewrap";
+  let command: Wrapped = { program, args };
+  if (sandboxed) {
+    try {
+      command = await wrapInBubblewrap(
+        { program, args, cwd, env, privateDir: folder?.path },
+        options,
+      );
+    } catch (error) {
+      await folder?.remove();
+      await resumed?.remove();
+      throw error;
+    }
+  }
   let child: Deno.ChildProcess;
   try {
     signal?.throwIfAborted();
-    child = new Deno.Command(program, {
-      args,
-      ...(options.cwd !== undefined && { cwd: options.cwd }),
+    // In the sandbox, bwrap's --chdir sets the CLI's working directory.
+    child = new Deno.Command(command.program, {
+      args: command.args,
+      ...(options.cwd !== undefined && !sandboxed && { cwd: options.cwd }),
       env,
       clearEnv: true,
       stdin: "piped",
@@ -130,15 +148,18 @@ export async function spawnCli(
     await folder?.remove();
     await resumed?.remove();
     if (signal?.aborted && error === signal.reason) throw error;
+    if (sandboxed && error instanceof Deno.errors.NotFound) {
+      throw bubblewrapMissing(`the spawn found no ${command.program}`);
+    }
     throw explainSpawnError(
       error,
-      program,
-      options.cwd === undefined ? undefined : String(options.cwd),
+      command.program,
+      options.cwd === undefined || sandboxed ? undefined : String(options.cwd),
     );
   }
   return {
     child: folder === undefined ? child : new ChildWithFiles(child, folder),
-    description: describeCommand(program, args),
+    description: describeCommand(command.program, command.args),
     initialize: plan.initialize,
     mirror: mirrorTargetOf(options, childConfigDir(env, cwd), resumed),
     removePrivateFilesSync: () => folder?.removeSync(),

@@ -11,6 +11,7 @@ import type { CliOptions } from "./cli_options.ts";
 import type { MirrorOptions } from "../../src/store/mirror_target.ts";
 import { checkMirrorOptions } from "../../src/session/_mirror.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
+import { checkIsolation } from "./_bubblewrap.ts";
 
 /**
  * How a transport takes part in the host program's SIGINT, SIGTERM and
@@ -171,6 +172,58 @@ export interface SubprocessOptions extends CliOptions {
    * @default {"close-and-exit"}
    */
   readonly hostSignal?: HostSignalMode;
+  /**
+   * Where the CLI runs. `"none"`: on the host, as the host's user.
+   * `"bubblewrap"`: in a sandbox of its own made by `bwrap` (Linux; Debian's
+   * package `bubblewrap`; `--allow-run` must allow `bwrap`), which the CLI,
+   * its tools and everything they start cannot leave. Every folder it shows
+   * is at its host path, so `--resume`, the session mirror and the history
+   * functions work unchanged:
+   *
+   * - read-only: `/usr`, `/bin`, `/sbin`, `/lib*`; of `/etc` only what
+   *   programs need (`resolv.conf`, `hosts`, `nsswitch.conf`, `passwd`,
+   *   `group`, the certificate stores, `ld.so.cache`, `alternatives`,
+   *   `localtime`; not `ssl/private`); the folder of the CLI's program; the
+   *   private folder of the settings and MCP files; `isolationBinds.readOnly`;
+   * - read-write: `cwd`; the folders `HOME` (required), `CLAUDE_CONFIG_DIR`,
+   *   `TMPDIR` and `CLAUDE_CODE_TMPDIR` name (made, 0700, when missing);
+   *   `additionalDirectories`; `isolationBinds.readWrite`;
+   * - its own `/proc` (its own processes only), a minimal `/dev`, a private
+   *   `/tmp` in memory (what `TMPDIR=/tmp` means there); nothing else.
+   *
+   * The CLI gets exactly the environment `env` / `extraEnv` decide (pass
+   * `env`: by default the host's variables go in), none of it on the command
+   * line. It runs as `nobody` (uid 65534; the host's user outside) with no
+   * capabilities, in its own user, PID, IPC and UTS namespaces, on the
+   * host's network (the API, and whatever the host reaches, `127.0.0.1`
+   * included), and dies with the host program, even one killed with
+   * SIGKILL. A close works as without the sandbox, but SIGTERM ends all of
+   * it at once (the exit then reads `signal: "SIGTERM"`); nothing the CLI
+   * started outlives it. The CLI's own `sandbox` nests inside with
+   * `enableWeakerNestedSandbox: true` (without it, sandboxed commands fail).
+   * Files other options name by path (`settings`, `mcpConfig` or `agents`
+   * as paths, `plugins`, `debugFile`, `projectConfigRoot`) and an
+   * interpreter outside `/usr` need `isolationBinds`. A parked pool spare
+   * cannot be claimed for a folder its sandbox does not show.
+   *
+   * Where `bwrap` is not on PATH the start fails with a `DuplexError` of
+   * kind `unsupported` naming the package; the CLI never runs unsandboxed
+   * instead.
+   *
+   * @default {"none"}
+   */
+  readonly isolation?: "none" | "bubblewrap";
+  /**
+   * More paths (absolute; folders or files) the `"bubblewrap"` sandbox
+   * shows, at the same path: `readOnly` and `readWrite`. A deeper path wins
+   * over the folder holding it; a path given both ways is read-only.
+   */
+  readonly isolationBinds?: {
+    /** Shown read-only. */
+    readonly readOnly?: readonly string[];
+    /** Shown read-write. */
+    readonly readWrite?: readonly string[];
+  };
 }
 
 /** The lifecycle options, checked, with their defaults. */
@@ -240,6 +293,7 @@ export function checkOptions(options: SubprocessOptions): Lifecycle {
       }
     }
   }
+  checkIsolation(options);
   if (options.clearEnv !== undefined && typeof options.clearEnv !== "boolean") {
     throw new TypeError(`${WHAT}: clearEnv must be a boolean`);
   }
