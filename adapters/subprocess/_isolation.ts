@@ -137,11 +137,10 @@ export async function wrapInBubblewrap(
     readWrite: options.isolationBinds?.readWrite,
   };
   const args = bubblewrapArgs(plan);
-  for (const bind of sandboxBinds(plan)) {
-    if (bind.optional) continue;
-    if (ENV_FOLDERS.includes(bind.role)) {
-      await Deno.mkdir(bind.path, { recursive: true, mode: 0o700 }).catch(() => {});
-    }
+  const binds = sandboxBinds(plan);
+  const made = binds.filter((bind) => ENV_FOLDERS.includes(bind.role));
+  for (const bind of binds) {
+    if (bind.optional || made.includes(bind)) continue;
     try {
       await Deno.stat(bind.path);
     } catch (error) {
@@ -152,6 +151,10 @@ export async function wrapInBubblewrap(
         { cause: error },
       );
     }
+  }
+  // Only once nothing refuses the start: what the CLI would make itself.
+  for (const bind of made) {
+    await Deno.mkdir(bind.path, { recursive: true, mode: 0o700 }).catch(() => {});
   }
   return { program: bwrap, args };
 }

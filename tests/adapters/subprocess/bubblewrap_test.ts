@@ -360,3 +360,29 @@ Deno.test("subprocess() with isolation fails at start, naming the package, where
     await Deno.remove(empty, { recursive: true });
   }
 });
+
+Deno.test("subprocess() with isolation refuses a missing bind before the spawn, making nothing", async () => {
+  const root = await Deno.makeTempDir({ dir: ".cache", prefix: "bwrap-binds-" });
+  const at = `${Deno.cwd()}/${root}`;
+  try {
+    const open = subprocess({
+      pathToClaudeCodeExecutable: Deno.execPath(),
+      cwd: at,
+      env: { HOME: `${at}/home`, CLAUDE_CONFIG_DIR: `${at}/config` },
+      isolation: "bubblewrap",
+      isolationBinds: { readOnly: [`${at}/missing`] },
+    });
+    await assert.rejects(open({ signal: new AbortController().signal }), (error: unknown) => {
+      assert.ok(isDuplexError(error, "invalid_argument"), String(error));
+      assert.equal(
+        error.message,
+        `Cannot start claude with isolation "bubblewrap": isolationBinds.readOnly[0] ` +
+          `${at}/missing does not exist; create it or pass another`,
+      );
+      return true;
+    });
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(root)), [], "HOME was not made");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
