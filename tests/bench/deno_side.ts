@@ -13,6 +13,7 @@ import { fanOut, type FanOutParams } from "./fan_out.ts";
 import { longSession, type LongSessionParams } from "./memory.ts";
 import { oversized, type OversizedParams } from "./oversized.ts";
 import { type FirstTurnParams, poolFirstTurn } from "./pool_first_turn.ts";
+import { isolationTurns, type IsolationTurnsParams } from "./isolation_bench.ts";
 import { poolMemory, type PoolMemoryParams } from "./pool_memory.ts";
 import { poolResume, type PoolResumeParams } from "./pool_resume.ts";
 import { poolLoad, type PoolLoadParams } from "./pool_load.ts";
@@ -55,6 +56,7 @@ const WORKLOADS: Record<string, (params: Params) => Promise<Record<string, unkno
   "pool-memory": (p: PoolMemoryParams) => poolMemory(p),
   "pool-resume": (p: PoolResumeParams) => poolResume(p),
   "pool-load": (p: PoolLoadParams) => poolLoad(p),
+  "isolation-turns": (p: IsolationTurnsParams) => isolationTurns(p),
 };
 
 if (import.meta.main) {

@@ -12,7 +12,8 @@
  * ```
  *
  * Flags: `--smoke` (tiny sizes), `--only=<ids>` (comma-separated workload
- * numbers 1-8; 8 is the `SessionPool`, `run_pool.ts`), `--pool=<parts>`
+ * numbers 1-9; 8 is the `SessionPool`, `run_pool.ts`; 9 the bubblewrap
+ * sandbox, `isolation_bench.ts`), `--pool=<parts>`
  * (workload 8's parts: first, memory, resume, load), `--rounds=<n>`
  * (override the repetitions), `--json=<path>` (also write every raw
  * measurement), `--no-sdk`, `--no-cli` (skip the official SDK's or the real
@@ -33,6 +34,7 @@ import { median, quantile, RESULT_PREFIX } from "./_measure.ts";
 import { sdkEntry } from "./install_sdk.ts";
 import { serveRelay } from "../../adapters/relay/mod.ts";
 import { POOL_PARTS, workload8 } from "./run_pool.ts";
+import { workload9 } from "./isolation_bench.ts";
 
 // ---------------------------------------------------------------------------
 // Options
@@ -958,6 +960,20 @@ export async function main(args: readonly string[]): Promise<Row[]> {
             300_000,
           );
         },
+        interleave,
+        progress,
+        format: { ms, x, yes },
+        raw: ctx.raw,
+        rows: ctx.rows,
+      });
+    }
+    if (wanted(9)) {
+      await workload9({
+        smoke: options.smoke,
+        rounds: options.rounds,
+        cliWhy: ctx.cliWhy,
+        real: ctx.real,
+        deno: denoSide,
         interleave,
         progress,
         format: { ms, x, yes },
