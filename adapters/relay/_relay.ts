@@ -20,8 +20,9 @@ import type { Config } from "./_relay_config.ts";
 import { randomToken, RelaySession, type Restore, type Wake } from "./_relay_session.ts";
 import { mirrorPublisher, openStoreLink, type Resent } from "./_relay_store.ts";
 import { wakeFromStore } from "./_store_wake.ts";
-import { isCliSessionId } from "./_relay_record.ts";
+import { ConversationOwners, REMEMBERED } from "./_conversations.ts";
 import { hibernatable, type Hibernated, HibernatedSessions } from "./_hibernation.ts";
+import { wakeOptions, workspaceFolder } from "./_wake_options.ts";
 import { ConnectionTrace, SessionTrace } from "./_relay_telemetry.ts";
 import type { RelayServer } from "./relay_server.ts";
 
@@ -59,6 +60,8 @@ export class Relay implements RelayServer, ConnectionHost {
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
   readonly #sessions = new Map<string, RelaySession>();
   readonly #hibernated: HibernatedSessions;
+  /** The owners of the conversations the relay named (`spawn.resume` opens only one's own). */
+  readonly #owners: ConversationOwners;
   readonly #retiring = new Set<Promise<void>>();
   readonly #starting = new Set<Promise<unknown>>();
   /** Resumes in progress by token: a second one for the same token waits for the first. */
@@ -86,6 +89,11 @@ export class Relay implements RelayServer, ConnectionHost {
     this.maxPendingInputBytes = config.maxPendingInputBytes;
     this.#gate = new Gate(config);
     this.#hibernated = new HibernatedSessions(config.maxHibernated);
+    this.#owners = new ConversationOwners({
+      store: config.sessionStore,
+      timeoutMs: config.storeTimeoutMs,
+      perOwner: REMEMBERED,
+    });
     const { promise, resolve } = Promise.withResolvers<void>();
     this.closed = promise;
     this.#resolveClosed = resolve;
@@ -188,21 +196,34 @@ export class Relay implements RelayServer, ConnectionHost {
   ): Promise<RelaySession> {
     const config = this.#config;
     this.#assertRoom();
-    const { policy } = credential;
-    let options = await spawnOptions(request, policy, config.cli, config.workspace);
-    let cliSessionId: string | undefined;
-    const resumable = this.#hibernated.enabled || config.sessionStore !== undefined;
-    if (resumable && policy.allowResume && hibernatable(options)) {
-      // The relay names the CLI's session, so that it can resume it after a hibernation.
-      cliSessionId = options.resume ?? crypto.randomUUID();
-      if (!isCliSessionId(cliSessionId)) cliSessionId = undefined;
-      else if (options.resume === undefined) options = { ...options, sessionId: cliSessionId };
+    const { owner, policy } = credential;
+    let claimed: Promise<void> | undefined;
+    try {
+      let options = await spawnOptions(request, policy, config.cli, config.workspace);
+      // Only the owner's own conversation; any other id is answered as an unknown one.
+      if (options.resume !== undefined) await this.#owners.assertOwned(options.resume, owner);
+      let named: string | undefined;
+      if (hibernatable(options)) {
+        // The relay names the CLI's session: its owner is kept (for a `spawn.resume` of it
+        // later), and it can be resumed after a hibernation.
+        named = options.resume ?? crypto.randomUUID();
+        if (options.resume === undefined) {
+          options = { ...options, sessionId: named };
+          claimed = this.#owners.claim(named, owner);
+        }
+      }
+      const resumable = this.#hibernated.enabled || config.sessionStore !== undefined;
+      const start: Start = {
+        options,
+        cliSessionId: resumable && policy.allowResume ? named : undefined,
+        spawn: request ?? {},
+        cwd: workspaceFolder(options, config.workspace),
+        epoch: 0,
+      };
+      return await this.#open(start, credential, remote);
+    } finally {
+      await claimed; // the owner is kept before the client learns the session (bounded)
     }
-    return await this.#open(
-      { options, cliSessionId, spawn: request ?? {}, epoch: 0 },
-      credential,
-      remote,
-    );
   }
 
   async #wakeHibernated(
@@ -212,7 +233,9 @@ export class Relay implements RelayServer, ConnectionHost {
   ): Promise<RelaySession> {
     try {
       await record.gone; // the old process has ended (the close ladder bounds it)
-      return await this.#wake(record, credential, remote);
+      // Checked again against the resuming credential's policy, as a resume from the store is.
+      const options = await wakeOptions(record, credential.policy, this.#config);
+      return await this.#wake({ ...record, options }, credential, remote);
     } catch (error) {
       if (!this.closing) this.#hibernated.add(record);
       throw error;
@@ -259,7 +282,7 @@ export class Relay implements RelayServer, ConnectionHost {
     credential: Credential,
     remote: TraceContext | undefined,
   ): Promise<RelaySession> {
-    const { options, cliSessionId, spawn, restore, epoch, resent } = start;
+    const { options, cliSessionId, spawn, cwd, restore, epoch, resent } = start;
     const config = this.#config;
     const { policy } = credential;
     const { model, permissionMode } = options;
@@ -291,6 +314,7 @@ export class Relay implements RelayServer, ConnectionHost {
       owner: credential.owner,
       cliSessionId: policy.allowResume ? cliSessionId : undefined,
       spawn,
+      cwd,
       applied: restore?.applied ?? 0,
       epoch,
       ...(resent ? { resent } : {}),
@@ -311,6 +335,7 @@ export class Relay implements RelayServer, ConnectionHost {
           cliSessionId,
           options,
           spawn,
+          cwd,
           keep: (record: Hibernated) => {
             if (this.closing) return;
             this.#hibernated.add(record);

@@ -5,7 +5,7 @@
  * - Key: the reserved project key {@linkcode RELAY_SESSIONS_PROJECT_KEY}, and as
  *   session id the base64url SHA-256 of the session token (never the token).
  * - Entries: snapshots `{ type: "duplex-relay-session", uuid, owner, cliSessionId,
- *   spawn, applied, state, at }`, the owner as the base64url SHA-256 of the
+ *   spawn, cwd, applied, state, at }`, the owner as the base64url SHA-256 of the
  *   credential's owner; the last one counts. They are appended at the
  *   start, after each input line written to the CLI (before its
  *   acknowledgement), at hibernation and at the end (`state: "closed"`).
@@ -36,6 +36,11 @@ export interface RelayRecord {
   readonly cliSessionId: string;
   /** The spawn request as the relay took it (checked again against the policy on resume). */
   readonly spawn: SpawnRequest;
+  /**
+   * The folder the CLI runs in, relative to the workspace (`""`: the
+   * workspace itself); absent in records of relays before it was kept.
+   */
+  readonly cwd?: string;
   /** The last input sequence number written to the CLI. */
   readonly applied: number;
   readonly state: RecordState;
@@ -100,11 +105,12 @@ export function lastRecord(entries: readonly SessionStoreEntry[] | null): RelayR
 
 function recordOf(entry: Record<string, unknown>): RelayRecord | undefined {
   if (entry.type !== RECORD_TYPE) return undefined;
-  const { owner, cliSessionId, spawn, applied, state, epoch } = entry;
+  const { owner, cliSessionId, spawn, cwd, applied, state, epoch } = entry;
   if (
     typeof owner === "string" && typeof cliSessionId === "string" &&
     isCliSessionId(cliSessionId) &&
     typeof spawn === "object" && spawn !== null && !Array.isArray(spawn) &&
+    (cwd === undefined || typeof cwd === "string") &&
     Number.isSafeInteger(applied) && (applied as number) >= 0 &&
     Number.isSafeInteger(epoch) && (epoch as number) >= 0 &&
     (state === "live" || state === "hibernated" || state === "closed")
@@ -113,6 +119,7 @@ function recordOf(entry: Record<string, unknown>): RelayRecord | undefined {
       owner,
       cliSessionId,
       spawn: spawn as SpawnRequest,
+      ...(cwd === undefined ? {} : { cwd }),
       applied: applied as number,
       state,
       epoch: epoch as number,

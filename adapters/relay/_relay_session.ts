@@ -388,12 +388,13 @@ export class RelaySession {
     const outSeq = this.#outSeq;
     const applied = this.#applied;
     const gone = this.forget("hibernated");
-    const { cliSessionId, options, spawn } = hibernation;
+    const { cliSessionId, options, spawn, cwd } = hibernation;
     hibernation.keep({
       owner: this.#settings.owner,
       options: resumeOptions(options, cliSessionId),
       cliSessionId,
       spawn,
+      cwd,
       epoch: this.#settings.store?.epoch ?? 0,
       restore: { id: this.id, outSeq, keptAfter: kept ? removed : outSeq, applied, tail },
       gone,

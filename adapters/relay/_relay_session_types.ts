@@ -48,6 +48,11 @@ export interface Wake {
   readonly cliSessionId: string;
   /** The spawn request the conversation was started with (for its record in the store). */
   readonly spawn: SpawnRequest;
+  /**
+   * The folder its CLI runs in, relative to its owner's workspace root (kept
+   * in its record; a wake checks it against the resuming credential's policy).
+   */
+  readonly cwd: string | undefined;
   /** Its record's epoch so far (0 without a store): the resume writes the next one. */
   readonly epoch: number;
   /** What the new session continues. */
@@ -76,13 +81,14 @@ export interface SessionSettings {
   readonly onForget: (session: RelaySession, done: Promise<void>) => void;
   /**
    * Hibernation, when the relay does it for this session: the CLI's session
-   * id, the options its process runs with, and what takes the record when
-   * the grace ends with the process still running.
+   * id, the options its process runs with, its spawn request and folder, and
+   * what takes the record when the grace ends with the process still running.
    */
   readonly hibernation?: {
     readonly cliSessionId: string;
     readonly options: SubprocessOptions;
     readonly spawn: SpawnRequest;
+    readonly cwd: string | undefined;
     readonly keep: (record: Hibernated) => void;
   };
   /**

@@ -216,6 +216,8 @@ export interface LinkedSession {
   readonly cliSessionId: string | undefined;
   /** The spawn request it was started with. */
   readonly spawn: SpawnRequest;
+  /** The folder its CLI runs in, relative to the workspace (see `RelayRecord.cwd`). */
+  readonly cwd: string | undefined;
   /** The last input written to a CLI before (a resume), else 0. */
   readonly applied: number;
   /** The record's epoch: 0 for a new conversation, one more than before for a resume. */
@@ -246,6 +248,7 @@ export async function openStoreLink(
       owner,
       cliSessionId: session.cliSessionId,
       spawn: session.spawn,
+      ...(session.cwd === undefined ? {} : { cwd: session.cwd }),
       applied: session.applied,
       state: "live",
       epoch: session.epoch,

@@ -14,10 +14,10 @@ import type { SessionStore } from "../../src/store/session_store.ts";
 import { projectFolderName } from "../subprocess/history/_paths.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { type Credential, ownedBy } from "./_access.ts";
-import { resumeOptions } from "./_hibernation.ts";
-import { Refusal, spawnOptions } from "./_policy.ts";
+import { Refusal } from "./_policy.ts";
 import { lastRecord, recordKey, sha256 } from "./_relay_record.ts";
 import type { Wake } from "./_relay_session_types.ts";
+import { wakeOptions, workspaceFolder } from "./_wake_options.ts";
 
 /** Where the relay's store and spawn settings are (the relay's `Config`). */
 export interface WakeSettings {
@@ -42,7 +42,8 @@ export interface WakeSettings {
  *   transcript to tell re-sent lines by), or `undefined` for an unknown token, another
  *   owner's, or an ended one (and without a store).
  * @throws {Refusal} `spawn_failed` when the store does not answer within `loadTimeoutMs`;
- *   `not_permitted` when the credential's policy no longer allows the spawn request.
+ *   `not_permitted` when the credential's policy no longer allows the spawn request or its
+ *   folder (see `wakeOptions`, which a hibernated session's wake calls too).
  */
 export async function wakeFromStore(
   token: string,
@@ -68,18 +69,18 @@ export async function wakeFromStore(
   if (!ownedBy(record?.owner, owner) || record === undefined || record.state === "closed") {
     return undefined;
   }
-  const checked = await spawnOptions(
-    record.spawn,
-    credential.policy,
-    settings.cli,
-    settings.workspace,
-  );
   const { cliSessionId, spawn, epoch } = record;
-  const cwd = typeof checked.cwd === "string" ? checked.cwd : settings.workspace;
+  const options = await wakeOptions(
+    { spawn, cliSessionId, cwd: record.cwd },
+    credential.policy,
+    settings,
+  );
+  const cwd = typeof options.cwd === "string" ? options.cwd : settings.workspace;
   return {
-    options: resumeOptions(checked, cliSessionId),
+    options,
     cliSessionId,
     spawn,
+    cwd: workspaceFolder(options, settings.workspace),
     epoch,
     restore: { id: token, outSeq: after, keptAfter: after, applied: record.applied, tail: [] },
     resent: {

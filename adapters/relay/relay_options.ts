@@ -115,12 +115,14 @@ export interface RelayOptions {
    * output the client had not acknowledged). The same client (same
    * credential, same session token) resumes one later as it resumes any
    * session; the relay then starts `claude --resume` with the session's
-   * options, and the model sees the conversation. Beyond the bound the
-   * oldest is dropped. A turn still running when the grace ends is ended
-   * with the process. Needs session persistence (not
-   * `cli.persistSession: false`) and a session the relay started itself or
-   * one resumed by a session id (not a name); others end as before. `0`
-   * turns hibernation off. Default: 1000.
+   * spawn request checked again against the resuming credential's policy,
+   * as for a resume from the store (what that policy does not allow,
+   * the folder included, is refused `not_permitted`; `maxTurns` the request
+   * did not name is that policy's), and the model sees the conversation.
+   * Beyond the bound the oldest is dropped. A turn still running when the
+   * grace ends is ended with the process. Needs session persistence (not
+   * `cli.persistSession: false`); others end as before. `0` turns
+   * hibernation off. Default: 1000.
    */
   readonly maxHibernated?: number;
   /**
@@ -195,10 +197,16 @@ export interface RelayOptions {
    * - Every resumable session has a record there, under the project key
    *   `duplex-relay` (`RELAY_SESSIONS_PROJECT_KEY`) and the base64url SHA-256
    *   of its session token as session id (never the token itself): the SHA-256
-   *   of its owner, the CLI's session id, the spawn request and the last input
-   *   line written to the CLI. It is appended at the start, after each input
-   *   line was written and before its acknowledgement (so every acknowledged
-   *   line is recorded), at hibernation and at the end.
+   *   of its owner, the CLI's session id, the spawn request, the folder it
+   *   runs in and the last input line written to the CLI. It is appended at
+   *   the start, after each input line was written and before its
+   *   acknowledgement (so every acknowledged line is recorded), at
+   *   hibernation and at the end.
+   * - The owner of every conversation a relay names (the CLI's session id)
+   *   is kept there too, under the same project key and the SHA-256 of
+   *   `conversation:<CLI session id>`: `spawn.resume` of that id works on
+   *   every relay sharing the store, for that owner only (see
+   *   `RelayPolicy.allowResume`).
    * - A relay asked to resume a session it does not hold loads the record,
    *   answers another owner's exactly as an unknown session
    *   (`unknown_session`), checks the spawn request against the asking

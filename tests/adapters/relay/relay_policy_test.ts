@@ -57,13 +57,19 @@ Deno.test("relay policy over the wire", async (t) => {
   });
 
   await t.step("allowed values become CLI flags; cwd resolves inside the workspace", async () => {
+    // A conversation of the token's own (spawn.resume opens no other).
+    const earlier = await openSession(relay.url);
+    await earlier.client.until("fake_hello", () => earlier.client.lines().length > 0);
+    const named = (earlier.client.lines()[0]!.args as string[])
+      .find((arg) => arg.startsWith("--session-id="))!.slice("--session-id=".length);
+    await earlier.client.close();
     const { client } = await openSession(relay.url, {
       model: "sonnet",
       permissionMode: "plan",
       maxTurns: 3,
       includePartialMessages: true,
       cwd: "project/sub",
-      resume: "0b3a1c2e-1111-4222-8333-444455556666",
+      resume: named,
     });
     await using _ = client;
     await client.until("fake_hello", () => client.lines().length > 0);
@@ -76,7 +82,7 @@ Deno.test("relay policy over the wire", async (t) => {
         "--permission-mode=plan",
         "--max-turns=3",
         "--include-partial-messages",
-        "--resume=0b3a1c2e-1111-4222-8333-444455556666",
+        `--resume=${named}`,
       ]
     ) assert.ok(args.includes(flag), `${flag} in ${args.join(" ")}`);
     assert.equal(hello.cwd, `${workspace}/project/sub`);
