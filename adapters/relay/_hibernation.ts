@@ -1,13 +1,16 @@
 /**
  * Hibernated relay sessions: what a resume needs once a disconnected
  * session's process was closed at the end of its grace, kept in a bounded
- * map (oldest dropped first).
+ * map, bounded per owner too: an owner at its bound, or with the map full,
+ * loses its own oldest; an owner that holds none when the map is full gets
+ * none kept (no other owner's is dropped for it).
  *
  * @module
  */
 
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { ownedBy } from "./_access.ts";
+import { OwnerLru } from "./_owner_lru.ts";
 import type { Wake } from "./_relay_session_types.ts";
 
 /** The most unacknowledged output kept with a hibernated session. */
@@ -25,19 +28,23 @@ export interface Hibernated extends Wake {
   readonly gone: Promise<void>;
 }
 
-/** A session-id-keyed, bounded set of hibernated sessions. */
+/** A session-token-keyed set of hibernated sessions, bounded in all and per owner. */
 export class HibernatedSessions {
-  readonly #limit: number;
-  readonly #entries = new Map<string, Hibernated>();
+  readonly #enabled: boolean;
+  readonly #entries: OwnerLru<Hibernated>;
 
-  /** @param limit The most kept; 0 keeps none. */
-  constructor(limit: number) {
-    this.#limit = limit;
+  /**
+   * @param limit The most kept; 0 keeps none.
+   * @param perOwner The most kept of one owner.
+   */
+  constructor(limit: number, perOwner: number) {
+    this.#enabled = limit > 0;
+    this.#entries = new OwnerLru(limit, perOwner, "refuse");
   }
 
   /** True when sessions are hibernated at all. */
   get enabled(): boolean {
-    return this.#limit > 0;
+    return this.#enabled;
   }
 
   /** How many are kept. */
@@ -46,14 +53,15 @@ export class HibernatedSessions {
   }
 
   /**
-   * Keeps one (again, when its resume failed before its process started),
-   * dropping the oldest beyond the bound.
+   * Keeps one (again, when its resume failed before its process started):
+   * the owner's own oldest goes when it holds its bound, or when all are
+   * held; an owner holding none when all are held gets none kept.
+   *
+   * @param entry The hibernated session.
+   * @returns False when it was not kept.
    */
-  add(entry: Hibernated): void {
-    this.#entries.set(entry.restore.id, entry);
-    while (this.#entries.size > this.#limit) {
-      this.#entries.delete(this.#entries.keys().next().value!);
-    }
+  add(entry: Hibernated): boolean {
+    return this.#entries.add(entry.restore.id, entry.owner, entry);
   }
 
   /**
@@ -67,7 +75,7 @@ export class HibernatedSessions {
     const entry = this.#entries.get(token);
     if (!ownedBy(entry?.owner, owner)) return undefined;
     this.#entries.delete(token);
-    return entry;
+    return entry?.value;
   }
 
   /** Drops them all. */

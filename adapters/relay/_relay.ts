@@ -62,6 +62,8 @@ export class Relay implements RelayServer, ConnectionHost {
   readonly #hibernated: HibernatedSessions;
   /** The owners of the conversations the relay named (`spawn.resume` opens only one's own). */
   readonly #owners: ConversationOwners;
+  /** Each owner's sessions and starts in progress (`maxSessionsPerOwner`). */
+  readonly #held = new Map<string, number>();
   readonly #retiring = new Set<Promise<void>>();
   readonly #starting = new Set<Promise<unknown>>();
   /** Resumes in progress by token: a second one for the same token waits for the first. */
@@ -88,11 +90,12 @@ export class Relay implements RelayServer, ConnectionHost {
     this.maxFrameBytes = config.maxFrameBytes;
     this.maxPendingInputBytes = config.maxPendingInputBytes;
     this.#gate = new Gate(config);
-    this.#hibernated = new HibernatedSessions(config.maxHibernated);
+    this.#hibernated = new HibernatedSessions(config.maxHibernated, config.maxHibernatedPerOwner);
     this.#owners = new ConversationOwners({
       store: config.sessionStore,
       timeoutMs: config.storeTimeoutMs,
-      perOwner: REMEMBERED,
+      // Each owner's share of the memory is its share of the sessions.
+      perOwner: Math.ceil(REMEMBERED * config.maxSessionsPerOwner / config.maxSessions),
     });
     const { promise, resolve } = Promise.withResolvers<void>();
     this.closed = promise;
@@ -195,8 +198,9 @@ export class Relay implements RelayServer, ConnectionHost {
     remote: TraceContext | undefined,
   ): Promise<RelaySession> {
     const config = this.#config;
-    this.#assertRoom();
     const { owner, policy } = credential;
+    this.#assertRoom(owner);
+    const release = this.#hold(owner);
     let claimed: Promise<void> | undefined;
     try {
       let options = await spawnOptions(request, policy, config.cli, config.workspace);
@@ -222,6 +226,7 @@ export class Relay implements RelayServer, ConnectionHost {
       };
       return await this.#open(start, credential, remote);
     } finally {
+      release();
       await claimed; // the owner is kept before the client learns the session (bounded)
     }
   }
@@ -259,15 +264,31 @@ export class Relay implements RelayServer, ConnectionHost {
     credential: Credential,
     remote: TraceContext | undefined,
   ): Promise<RelaySession> {
-    this.#assertRoom(true);
-    const session = await this.#open({ ...wake, epoch: wake.epoch + 1 }, credential, remote);
-    this.#telemetry.count("claude.relay.wakes");
-    return session;
+    this.#assertRoom(credential.owner, true);
+    const release = this.#hold(credential.owner);
+    try {
+      const session = await this.#open({ ...wake, epoch: wake.epoch + 1 }, credential, remote);
+      this.#telemetry.count("claude.relay.wakes");
+      return session;
+    } finally {
+      release();
+    }
   }
 
-  /* Refuses a start beyond maxSessions (`tracked`: this start is among those starting). */
-  #assertRoom(tracked = false): void {
-    const { maxSessions } = this.#config;
+  /*
+   * Refuses a start beyond maxSessionsPerOwner of the owner's or beyond maxSessions
+   * (`tracked`: this start is among those starting).
+   */
+  #assertRoom(owner: string, tracked = false): void {
+    const { maxSessions, maxSessionsPerOwner } = this.#config;
+    const held = this.#held.get(owner) ?? 0;
+    if (held >= maxSessionsPerOwner && maxSessionsPerOwner < maxSessions) {
+      throw new Refusal(
+        "busy",
+        `Cannot start a session: this credential's owner holds ${maxSessionsPerOwner} already, ` +
+          `the most one owner may (the relay's maxSessionsPerOwner); close one or try again later`,
+      );
+    }
     const others = this.#starting.size - (tracked ? 1 : 0);
     if (this.#sessions.size + others >= maxSessions) {
       throw new Refusal(
@@ -275,6 +296,19 @@ export class Relay implements RelayServer, ConnectionHost {
         `Cannot start a session: the relay runs its maximum of ${maxSessions}; try again later`,
       );
     }
+  }
+
+  /* Counts one more session (or start) of an owner; the returned function counts it off. */
+  #hold(owner: string): () => void {
+    this.#held.set(owner, (this.#held.get(owner) ?? 0) + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = this.#held.get(owner)! - 1;
+      if (left === 0) this.#held.delete(owner);
+      else this.#held.set(owner, left);
+    };
   }
 
   async #open(
@@ -319,6 +353,7 @@ export class Relay implements RelayServer, ConnectionHost {
       epoch,
       ...(resent ? { resent } : {}),
     });
+    const release = this.#hold(owner); // counted off when it is forgotten
     const session: RelaySession = new RelaySession(transport, {
       id,
       ...(store ? { store } : {}),
@@ -337,14 +372,14 @@ export class Relay implements RelayServer, ConnectionHost {
           spawn,
           cwd,
           keep: (record: Hibernated) => {
-            if (this.closing) return;
-            this.#hibernated.add(record);
+            if (this.closing || !this.#hibernated.add(record)) return;
             this.#telemetry.count("claude.relay.hibernations");
           },
         },
       }),
       onForget: (forgotten, done) => {
         this.#sessions.delete(forgotten.id);
+        release();
         this.#telemetry.count("claude.relay.sessions", -1);
         this.#retiring.add(done);
         done.finally(() => this.#retiring.delete(done));

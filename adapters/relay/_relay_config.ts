@@ -32,6 +32,8 @@ export interface Config {
   readonly bufferBytes: number;
   readonly maxSessions: number;
   readonly maxHibernated: number;
+  readonly maxSessionsPerOwner: number;
+  readonly maxHibernatedPerOwner: number;
   readonly heartbeatMs: number;
   readonly helloTimeoutMs: number;
   readonly maxFrameBytes: number;
@@ -103,6 +105,7 @@ export function checkOptions(options: RelayOptions): Config {
     : { ...given, sessionStore, ...(projectKey === undefined ? {} : { projectKey }) };
   // Checks the base options now (spawns nothing).
   subprocess(cli);
+  const limits = checkLimits(options, tokens.length === 1 && verifier === undefined);
   const signal = options.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new TypeError("Cannot serve the relay: signal must be an AbortSignal");
@@ -118,10 +121,7 @@ export function checkOptions(options: RelayOptions): Config {
     policy: checkPolicy(options.policy),
     graceMs: milliseconds("graceMs", options.graceMs, defaults.DEFAULT_GRACE_MS, 0),
     bufferBytes: count("bufferBytes", options.bufferBytes, defaults.DEFAULT_BUFFER_BYTES),
-    maxSessions: count("maxSessions", options.maxSessions, defaults.DEFAULT_MAX_SESSIONS),
-    maxHibernated: options.maxHibernated === 0
-      ? 0
-      : count("maxHibernated", options.maxHibernated, defaults.DEFAULT_MAX_HIBERNATED),
+    ...limits,
     heartbeatMs: milliseconds("heartbeatMs", options.heartbeatMs, defaults.DEFAULT_HEARTBEAT_MS, 1),
     helloTimeoutMs: milliseconds(
       "helloTimeoutMs",
@@ -180,6 +180,36 @@ function checkStore(
     throw invalid("projectKey needs a sessionStore");
   }
   return { sessionStore, projectKey };
+}
+
+/** The session limits, in all and per owner. */
+type Limits = Pick<
+  Config,
+  "maxSessions" | "maxHibernated" | "maxSessionsPerOwner" | "maxHibernatedPerOwner"
+>;
+
+/* `oneOwner`: one static token and no secrets, so one owner: its share is the whole. */
+function checkLimits(options: RelayOptions, oneOwner: boolean): Limits {
+  const maxSessions = count("maxSessions", options.maxSessions, defaults.DEFAULT_MAX_SESSIONS);
+  const maxHibernated = options.maxHibernated === 0
+    ? 0
+    : count("maxHibernated", options.maxHibernated, defaults.DEFAULT_MAX_HIBERNATED);
+  const share = (total: number) =>
+    oneOwner ? total : Math.max(1, Math.floor(total / defaults.OWNER_SHARE));
+  return {
+    maxSessions,
+    maxHibernated,
+    maxSessionsPerOwner: count(
+      "maxSessionsPerOwner",
+      options.maxSessionsPerOwner,
+      share(maxSessions),
+    ),
+    maxHibernatedPerOwner: count(
+      "maxHibernatedPerOwner",
+      options.maxHibernatedPerOwner,
+      share(maxHibernated),
+    ),
+  };
 }
 
 function checkOnMirror(value: unknown): ((event: MirrorEvent) => void) | undefined {

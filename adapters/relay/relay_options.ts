@@ -18,6 +18,12 @@ export const DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_MAX_SESSIONS = 16;
 /** Default of {@linkcode RelayOptions.maxHibernated}. */
 export const DEFAULT_MAX_HIBERNATED = 1000;
+/**
+ * The share of `maxSessions` and `maxHibernated` one owner gets by default
+ * ({@linkcode RelayOptions.maxSessionsPerOwner},
+ * {@linkcode RelayOptions.maxHibernatedPerOwner}): a quarter.
+ */
+export const OWNER_SHARE = 4;
 /** Default of {@linkcode RelayOptions.heartbeatMs}. */
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 /** Default of {@linkcode RelayOptions.helloTimeoutMs}. */
@@ -106,8 +112,21 @@ export interface RelayOptions {
    * past it, however slowly a client reads. Default: 8 MiB.
    */
   readonly bufferBytes?: number;
-  /** The most sessions at once (disconnected ones in their grace included). Default: 16. */
+  /**
+   * The most sessions at once (disconnected ones in their grace included,
+   * and starts in progress). A further spawn, or a resume that needs a new
+   * process, is refused (`busy`). Default: 16.
+   */
   readonly maxSessions?: number;
+  /**
+   * The most sessions one owner (a static token, or a scoped token's
+   * subject) may hold at once, counted as `maxSessions` counts; a further
+   * one of that owner is refused (`busy`, naming this option) while other
+   * owners still start theirs. Default: a quarter of `maxSessions` (at least
+   * 1), so that one tenant cannot take every slot; all of `maxSessions`
+   * when the relay takes one static token and no `secrets` (one owner).
+   */
+  readonly maxSessionsPerOwner?: number;
   /**
    * The most disconnected conversations kept hibernated once their grace
    * ended: their process is closed, and what a resume needs is kept (the
@@ -119,12 +138,24 @@ export interface RelayOptions {
    * as for a resume from the store (what that policy does not allow,
    * the folder included, is refused `not_permitted`; `maxTurns` the request
    * did not name is that policy's), and the model sees the conversation.
-   * Beyond the bound the oldest is dropped. A turn still running when the
-   * grace ends is ended with the process. Needs session persistence (not
+   * Beyond the bound the oldest is dropped, the owner's own first (see
+   * `maxHibernatedPerOwner`). A turn still running when the grace ends is
+   * ended with the process. Needs session persistence (not
    * `cli.persistSession: false`); others end as before. `0` turns
    * hibernation off. Default: 1000.
    */
   readonly maxHibernated?: number;
+  /**
+   * The most hibernated sessions of one owner (a static token, or a scoped
+   * token's subject). An owner that hibernates one more loses its own
+   * oldest, and so does it when the relay holds `maxHibernated`; another
+   * owner's hibernated session is never dropped for it. When the relay holds
+   * `maxHibernated` and the owner none, its session is not kept (its process
+   * ends at the grace; with a `sessionStore` it stays resumable from the
+   * store). Default: a quarter of `maxHibernated` (at least 1); all of it
+   * when the relay takes one static token and no `secrets` (one owner).
+   */
+  readonly maxHibernatedPerOwner?: number;
   /**
    * How often the relay pings each connection, in ms; a connection that
    * sends nothing for twice as long is dropped (its session waits for a

@@ -27,11 +27,12 @@ export interface RelayPolicy {
    * session id (`spawn.resume`), and a session after a drop. Only a
    * conversation the relay started for the same owner (a static token, or a
    * scoped token's subject) can be resumed by its id: one this relay started
-   * since it started (the last 10 000 at most), or, with a `sessionStore`,
-   * one any relay sharing the store started. Any other id, a name, and
-   * another owner's conversation are refused alike (`unknown_session`,
-   * after the same work), so that the id in another tenant's frames opens
-   * nothing. Default: true.
+   * since it started (the last 10 000 at most, an owner's share of them
+   * its share of `maxSessions`), or, with a `sessionStore`, one any relay
+   * sharing the store started. Any other id, a name, and another owner's
+   * conversation are refused alike (`unknown_session`, after the same
+   * work), so that the id in another tenant's frames opens nothing.
+   * Default: true.
    */
   readonly allowResume?: boolean;
   /** Whether a client may ask for partial-message stream events. Default: true. */
