@@ -203,7 +203,9 @@ export class Relay implements RelayServer, ConnectionHost {
     const release = this.#hold(owner);
     let claimed: Promise<void> | undefined;
     try {
-      let options = await spawnOptions(request, policy, config.cli, config.workspace);
+      // The owner's own folders and environment (tenancy), its cwd resolved in its workspace.
+      const place = await config.tenants.place(credential.owner);
+      let options = await spawnOptions(request, policy, place.cli, place.workspace);
       // Only the owner's own conversation; any other id is answered as an unknown one.
       if (options.resume !== undefined) await this.#owners.assertOwned(options.resume, owner);
       let named: string | undefined;
@@ -221,7 +223,7 @@ export class Relay implements RelayServer, ConnectionHost {
         options,
         cliSessionId: resumable && policy.allowResume ? named : undefined,
         spawn: request ?? {},
-        cwd: workspaceFolder(options, config.workspace),
+        cwd: workspaceFolder(options, place.workspace),
         epoch: 0,
       };
       return await this.#open(start, credential, remote);
@@ -239,7 +241,8 @@ export class Relay implements RelayServer, ConnectionHost {
     try {
       await record.gone; // the old process has ended (the close ladder bounds it)
       // Checked again against the resuming credential's policy, as a resume from the store is.
-      const options = await wakeOptions(record, credential.policy, this.#config);
+      const place = await this.#config.tenants.place(credential.owner);
+      const options = await wakeOptions(record, credential.policy, place);
       return await this.#wake({ ...record, options }, credential, remote);
     } catch (error) {
       if (!this.closing) this.#hibernated.add(record);
@@ -254,7 +257,8 @@ export class Relay implements RelayServer, ConnectionHost {
     credential: Credential,
     remote: TraceContext | undefined,
   ): Promise<RelaySession | undefined> {
-    const wake = await wakeFromStore(token, after, credential, this.#config);
+    const place = await this.#config.tenants.place(credential.owner);
+    const wake = await wakeFromStore(token, after, credential, { ...this.#config, ...place });
     return wake === undefined ? undefined : await this.#wake(wake, credential, remote);
   }
 

@@ -14,6 +14,8 @@ import { type CheckedPolicy, checkPolicy } from "./_policy.ts";
 import type { MirrorEvent } from "../../src/store/mirror_target.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
 import * as defaults from "./relay_options.ts";
+import { relayCliEnv } from "./_cli_env.ts";
+import { checkTenancy, Tenants } from "./_tenancy.ts";
 import type { RelayOptions } from "./relay_options.ts";
 
 /** The relay's options, checked, with their defaults applied. */
@@ -27,6 +29,8 @@ export interface Config {
   readonly port: number;
   readonly cli: SubprocessOptions;
   readonly workspace: string;
+  /** Where each owner's CLIs run, and with what environment (`tenancy`). */
+  readonly tenants: Tenants;
   readonly policy: CheckedPolicy;
   readonly graceMs: number;
   readonly bufferBytes: number;
@@ -105,6 +109,10 @@ export function checkOptions(options: RelayOptions): Config {
     : { ...given, sessionStore, ...(projectKey === undefined ? {} : { projectKey }) };
   // Checks the base options now (spawns nothing).
   subprocess(cli);
+  const tenancy = checkTenancy(options.tenancy, cli);
+  const workspace = checkWorkspace(options.workspace);
+  // The host's environment is read here, once: the CLIs get only its allow-listed part.
+  const tenants = new Tenants(tenancy, workspace, cli, relayCliEnv(cli, tenancy === "per-owner"));
   const limits = checkLimits(options, tokens.length === 1 && verifier === undefined);
   const signal = options.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
@@ -117,7 +125,8 @@ export function checkOptions(options: RelayOptions): Config {
     hostname,
     port,
     cli,
-    workspace: checkWorkspace(options.workspace),
+    workspace,
+    tenants,
     policy: checkPolicy(options.policy),
     graceMs: milliseconds("graceMs", options.graceMs, defaults.DEFAULT_GRACE_MS, 0),
     bufferBytes: count("bufferBytes", options.bufferBytes, defaults.DEFAULT_BUFFER_BYTES),

@@ -18,6 +18,18 @@
  *   `serveRelay` with a `PostgresSessionStore` from code.)
  * - `DUPLEX_RELAY_PROJECT_KEY`: the store's project key of the transcripts
  *   (`projectKey`; needs `DUPLEX_RELAY_STORE_DIR`).
+ * - `DUPLEX_RELAY_TENANCY`: `per-owner` (default: each owner gets its own
+ *   `HOME`, configuration folder and workspace under
+ *   `<workspace>/tenants/`) or `shared` (`tenancy`).
+ * - `DUPLEX_RELAY_CLI_ENV`: the names of more variables of this environment
+ *   the CLIs get, comma-separated (for example `HTTPS_PROXY,NO_PROXY`); none
+ *   of the `DUPLEX_RELAY_*` ones may be listed.
+ *
+ * The CLIs get none of this environment but `PATH`, the `ANTHROPIC_*` and
+ * `CLAUDE_*` variables (less those naming the relay's own folders; see the
+ * relay's `tenancy` option) and what `DUPLEX_RELAY_CLI_ENV` lists: the tokens
+ * and secrets are read once, taken out of this program's environment, and
+ * never reach a child.
  *
  * Closes every session and exits on SIGINT or SIGTERM.
  *
@@ -40,6 +52,8 @@ function list(name: string): string[] {
 
 const tokens = list("DUPLEX_RELAY_TOKENS");
 const secrets = list("DUPLEX_RELAY_SECRETS");
+// Read once: nothing later in this program (nor a child of it) finds them in its environment.
+for (const name of ["DUPLEX_RELAY_TOKENS", "DUPLEX_RELAY_SECRETS"]) Deno.env.delete(name);
 const origins = list("DUPLEX_RELAY_ORIGINS");
 if (tokens.length === 0 && secrets.length === 0) {
   fail(
@@ -55,6 +69,18 @@ if (!/^\d+$/.test(portText) || port > 65535) {
 const binary = Deno.env.get("CLAUDE_CLI");
 const storeDir = Deno.env.get("DUPLEX_RELAY_STORE_DIR") ?? "";
 const projectKey = Deno.env.get("DUPLEX_RELAY_PROJECT_KEY") ?? "";
+const tenancy = Deno.env.get("DUPLEX_RELAY_TENANCY") ?? "per-owner";
+if (tenancy !== "per-owner" && tenancy !== "shared") {
+  fail(`Cannot start the relay: DUPLEX_RELAY_TENANCY must be per-owner or shared, got ${tenancy}`);
+}
+const passed: Record<string, string> = {};
+for (const name of list("DUPLEX_RELAY_CLI_ENV")) {
+  if (name.startsWith("DUPLEX_RELAY_")) {
+    fail(`Cannot start the relay: DUPLEX_RELAY_CLI_ENV lists ${name}, the relay's own setting`);
+  }
+  const value = Deno.env.get(name);
+  if (value !== undefined) passed[name] = value;
+}
 
 let relay;
 try {
@@ -67,11 +93,13 @@ try {
     workspace: Deno.env.get("DUPLEX_RELAY_WORKSPACE") ?? Deno.cwd(),
     ...(storeDir !== "" && { sessionStore: new DirectorySessionStore(storeDir) }),
     ...(projectKey !== "" && { projectKey }),
+    tenancy,
     // The relay closes its sessions on SIGINT/SIGTERM itself; with a store it leaves them to
     // relay.close() alone, which keeps their records resumable by another relay.
     cli: {
       hostSignal: storeDir === "" ? "close" : "ignore",
       ...(binary !== undefined && binary !== "" && { binary }),
+      ...(Object.keys(passed).length > 0 && { extraEnv: passed }),
     },
   });
 } catch (error) {

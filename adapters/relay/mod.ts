@@ -76,6 +76,7 @@ export {
   type RelayPolicy,
   type RelayServer,
   serveRelay,
+  type Tenancy,
 } from "./relay_server.ts";
 export { DEFAULT_PERMISSION_MODES } from "./relay_policy.ts";
 export {

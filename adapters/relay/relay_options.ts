@@ -9,6 +9,9 @@ import type { SessionStore } from "../../src/store/session_store.ts";
 import type { TelemetryOptions } from "../../src/telemetry/telemetry_options.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import type { RelayPolicy } from "./relay_policy.ts";
+import type { Tenancy } from "./_tenancy.ts";
+
+export type { Tenancy };
 
 /** Default of {@linkcode RelayOptions.graceMs}. */
 export const DEFAULT_GRACE_MS = 30_000;
@@ -96,6 +99,34 @@ export interface RelayOptions {
    * also the default working directory.
    */
   readonly workspace: string;
+  /**
+   * How the sessions of different owners (a credential's owner: a static
+   * token, or a scoped token's subject) share the host:
+   *
+   * - `"per-owner"`: each owner gets a folder of its own in the workspace,
+   *   `tenants/<id>/` (`id`: 32 hex digits of a SHA-256 of the owner, never
+   *   the token), mode 0700: `home/` is its `HOME` and `home/.claude` its
+   *   `CLAUDE_CONFIG_DIR` (its settings and transcripts, which `--resume`,
+   *   hibernation and the store's resume use), `tmp/` its `TMPDIR` and
+   *   `CLAUDE_CODE_TMPDIR` (and `cli.tempDir` unless given), `work/` its
+   *   workspace root: `spawn.cwd` and a scoped token's `cwd` are resolved
+   *   inside it. `cli.env` and `cli.extraEnv` may not set those four
+   *   variables. (Without an `isolation` sandbox every CLI still runs as the
+   *   relay's OS user: a tenant that approves its own `Bash` can reach what
+   *   that user can.)
+   * - `"shared"`: every session runs in the workspace, with the `HOME` and
+   *   configuration folder of the relay's (or of `cli.env`).
+   *
+   * Either way a CLI gets none of the relay's environment but `PATH`, the
+   * `ANTHROPIC_*` and `CLAUDE_*` variables (less `CLAUDE_CONFIG_DIR`,
+   * `CLAUDE_CODE_TMPDIR`, `CLAUDE_CLI`, `CLAUDE_ENV_FILE`,
+   * `CLAUDE_CODE_SSE_PORT`, `CLAUDECODE`, `CLAUDE_CODE_ENTRYPOINT`) and, with
+   * `"shared"`, `HOME`: read once, when the relay starts; `cli.env` replaces
+   * that list and `cli.extraEnv` goes over it.
+   *
+   * Default: `"per-owner"`.
+   */
+  readonly tenancy?: Tenancy;
   /** What clients may choose. */
   readonly policy?: RelayPolicy;
   /**

@@ -125,7 +125,7 @@ async function mirrorCost(setup: Setup, turns: number): Promise<Record<Side, num
       clearEnv: true,
       hostSignal: "ignore",
     } as const;
-    const base = { tokens: [TOKEN], workspace: work, cli };
+    const base = { tokens: [TOKEN], workspace: work, tenancy: "shared", cli } as const;
     await using off = serveRelay(base);
     await using memory = serveRelay({
       ...base,

@@ -42,6 +42,8 @@ const sql = postgres(config.postgresUrl, {
 const relay = serveRelay({
   tokens: [config.token],
   workspace: config.workspace,
+  // Each relay's own HOME (config.env), as on two hosts.
+  tenancy: "shared",
   port: config.port,
   sessionStore: new PostgresSessionStore(sql, { timeoutMs: 5_000 }),
   projectKey: config.projectKey,

@@ -18,6 +18,8 @@ e2eTest(
       await using relay = serveRelay({
         tokens: [TOKEN],
         workspace: work,
+        // The CLI's HOME is the sandbox's (the per-owner folders: relay_tenancy_e2e_test.ts).
+        tenancy: "shared",
         cli: { binary: cli, env, clearEnv: true, hostSignal: "ignore" },
         policy: { models: ["sonnet", "haiku"] },
       });

@@ -5,6 +5,7 @@ import { parseRelayMessage } from "../../../src/remote/wire_parse.ts";
 import { denoRunArgs, fakeOptions, makeTestDir } from "../subprocess/_helpers.ts";
 import { type RelayOptions, type RelayServer, serveRelay } from "../../../adapters/relay/mod.ts";
 import type { SubprocessOptions } from "../../../adapters/subprocess/mod.ts";
+import { tenantId, TENANTS_FOLDER } from "../../../adapters/relay/_tenancy.ts";
 
 export { makeTestDir };
 
@@ -64,6 +65,19 @@ export async function spawnCount(log: string): Promise<number> {
     if (error instanceof Deno.errors.NotFound) return 0;
     throw error;
   }
+}
+
+/**
+ * The workspace root of an owner's sessions (tenancy `"per-owner"`, the
+ * default), made if missing: `spawn.cwd` is resolved inside it.
+ *
+ * @param root The relay's workspace.
+ * @param owner The credential's owner (default: the test token's).
+ */
+export async function ownerWorkspace(root: string, owner = `token:${TOKEN}`): Promise<string> {
+  const work = `${root}/${TENANTS_FOLDER}/${await tenantId(owner)}/work`;
+  await Deno.mkdir(work, { recursive: true });
+  return work;
 }
 
 /** A relay under test, its workspace, and the count of CLIs it started. */

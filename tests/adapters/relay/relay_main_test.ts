@@ -8,53 +8,10 @@ import { mintRelayToken } from "../../../adapters/relay/mod.ts";
 import { CLOSE } from "../../../src/remote/wire.ts";
 import { COUNTED_CLI, makeTestDir, refusalOf, spawnCount, TestClient } from "./_client.ts";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { startProgram } from "./_relay_program.ts";
 
-const MAIN = decodeURIComponent(
-  new URL("../../../adapters/relay/main.ts", import.meta.url).pathname,
-);
 const SECRET = "main-test-secret-0123456789abcdefgh";
 const OLD = "main-test-old-secret-0123456789abcd";
-
-/** Starts main.ts; resolves with its URL once it listens. */
-async function startMain(env: Record<string, string>): Promise<{
-  child: Deno.ChildProcess;
-  url: string;
-  output: () => Promise<{ code: number; stdout: string; stderr: string }>;
-}> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--no-config", "--quiet", MAIN],
-    env: { ...env, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stderr = new Response(child.stderr).text();
-  let text = "";
-  const deadline = Date.now() + 15_000;
-  while (!text.includes("\n") && Date.now() < deadline) {
-    const { done, value } = await stdout.read();
-    if (done) break;
-    text += value;
-  }
-  const url = /Relay listening on (ws:\S+)/.exec(text)?.[1] ?? "";
-  return {
-    child,
-    url,
-    async output() {
-      const rest = (async () => {
-        for (;;) {
-          const { done, value } = await stdout.read();
-          if (done) return;
-          text += value;
-        }
-      })();
-      const status = await child.status;
-      await rest;
-      return { code: status.code, stdout: text, stderr: await stderr };
-    },
-  };
-}
 
 Deno.test("deno task relay reads DUPLEX_RELAY_SECRETS and DUPLEX_RELAY_ORIGINS", async (t) => {
   const workspace = await makeTestDir();
@@ -65,13 +22,14 @@ Deno.test("deno task relay reads DUPLEX_RELAY_SECRETS and DUPLEX_RELAY_ORIGINS",
     `#!/bin/sh\nexec "${Deno.execPath()}" run -A --no-config --quiet "${COUNTED_CLI}" "$@"\n`,
   );
   await Deno.chmod(cli, 0o755);
-  const relay = await startMain({
+  const relay = await startProgram({
     DUPLEX_RELAY_SECRETS: `${SECRET}, ${OLD}`,
     DUPLEX_RELAY_ORIGINS: "https://app.example.com,https://admin.example.com",
     DUPLEX_RELAY_PORT: "0",
     DUPLEX_RELAY_WORKSPACE: workspace,
     CLAUDE_CLI: cli,
     RELAY_SPAWN_LOG: log,
+    DUPLEX_RELAY_CLI_ENV: "RELAY_SPAWN_LOG",
     PATH: Deno.env.get("PATH") ?? "",
   });
   try {
@@ -134,7 +92,7 @@ Deno.test("deno task relay refuses to start without tokens or secrets, or with a
       [{ DUPLEX_RELAY_TOKENS: "t", DUPLEX_RELAY_ORIGINS: "https://a.example/" }, /not an origin/],
     ] as const
   ) {
-    const relay = await startMain({ ...env, DUPLEX_RELAY_PORT: "0" });
+    const relay = await startProgram({ ...env, DUPLEX_RELAY_PORT: "0" });
     const { code, stderr } = await relay.output();
     assert.equal(code, 2, stderr);
     assert.match(stderr, message);
@@ -151,7 +109,7 @@ Deno.test("deno task relay mirrors to DUPLEX_RELAY_STORE_DIR and keeps records t
     `#!/bin/sh\nexec "${Deno.execPath()}" run -A --no-config --quiet "${mirrorCli}" "$@"\n`,
   );
   await Deno.chmod(cli, 0o755);
-  const relay = await startMain({
+  const relay = await startProgram({
     DUPLEX_RELAY_TOKENS: "main-store-token",
     DUPLEX_RELAY_PORT: "0",
     DUPLEX_RELAY_WORKSPACE: workspace,

@@ -8,7 +8,7 @@ import {
   Refusal,
   spawnOptions,
 } from "../../../adapters/relay/_policy.ts";
-import { makeTestDir, openSession, startRelay, TestClient } from "./_client.ts";
+import { makeTestDir, openSession, ownerWorkspace, startRelay, TestClient } from "./_client.ts";
 
 async function refused(
   url: string,
@@ -26,7 +26,9 @@ async function refused(
 
 Deno.test("relay policy over the wire", async (t) => {
   await using env = await startRelay({ policy: { maxTurns: 5 } }, { FAKE_CLAUDE_HELLO: "1" });
-  const { relay, workspace } = env;
+  const { relay } = env;
+  // The test token's own workspace (tenancy per-owner, the default).
+  const workspace = await ownerWorkspace(env.workspace);
   await Deno.mkdir(`${workspace}/project/sub`, { recursive: true });
   const outside = await makeTestDir();
   // Deno lets only unscoped --allow-read and --allow-write make symbolic links.

@@ -19,6 +19,7 @@ import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/remote/wire.ts"
 import {
   countedCli,
   makeTestDir,
+  ownerWorkspace,
   refusalOf,
   startRelay,
   TestClient,
@@ -67,7 +68,9 @@ Deno.test("a scoped token narrows the relay's policy and never widens it", async
       allowPartialMessages: true,
     },
   }, { FAKE_CLAUDE_HELLO: "1" });
-  const { relay, workspace } = env;
+  const { relay } = env;
+  // Alice's own workspace (tenancy per-owner, the default): the token's cwd is inside it.
+  const workspace = await ownerWorkspace(env.workspace, "sub:alice");
   await Deno.mkdir(`${workspace}/alice/notes`, { recursive: true });
   await Deno.mkdir(`${workspace}/bob`);
   const refused = async (policy: RelayTokenPolicy, spawn: Record<string, unknown>) =>

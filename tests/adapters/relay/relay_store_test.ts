@@ -27,7 +27,10 @@ import { TestClient, TOKEN, waitFor, waitGone } from "./_client.ts";
 const OTHER = "other-token-9876543210";
 const MIRROR_CLI = decodeURIComponent(new URL("./_mirror_cli.ts", import.meta.url).pathname);
 
-/** A relay on its own HOME (config folder), sharing `store` and a workspace. */
+/**
+ * A relay on its own HOME (config folder), sharing `store` and a workspace
+ * (tenancy shared: as two hosts would, the relays share no HOME).
+ */
 async function relayOn(
   store: SessionStore | undefined,
   workspace: string,
@@ -37,6 +40,7 @@ async function relayOn(
   const relay = serveRelay({
     tokens: [TOKEN, OTHER],
     workspace,
+    tenancy: "shared",
     ...(store ? { sessionStore: store } : {}),
     storeTimeoutMs: 300,
     cli: {

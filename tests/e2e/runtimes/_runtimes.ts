@@ -116,6 +116,7 @@ export function withRelay<T>(
     await using relay = serveRelay({
       tokens: [token],
       workspace: sandbox.work,
+      tenancy: "shared", // the sandbox's HOME
       cli: { binary: cli, env: sandbox.env, hostSignal: "ignore" },
       ...(options.policy && { policy: options.policy }),
     });
