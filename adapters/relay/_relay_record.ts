@@ -9,6 +9,8 @@
  *   credential's owner; the last one counts. They are appended at the
  *   start, after each input line written to the CLI (before its
  *   acknowledgement), at hibernation and at the end (`state: "closed"`).
+ * - The owners of the conversations a relay names share the project key
+ *   (`duplex-relay-conversation` entries, see `_conversations.ts`).
  * - A {@linkcode RecordWriter} appends the latest snapshot, one append at a
  *   time (snapshots that wait are coalesced), and retries while the store
  *   fails; `saved()` waits for the snapshot of now, within a bound.

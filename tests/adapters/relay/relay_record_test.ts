@@ -42,8 +42,12 @@ Deno.test({
       entry({ epoch: 1.5 }),
       entry({ spawn: [] as never }),
       entry({ cliSessionId: "--dangerously-skip-permissions" }),
+      entry({ cwd: 7 as never }),
     ];
     assert.equal(lastRecord(malformed)?.applied, 1);
+    // The folder it ran in, when the record has one (records of older relays lack it).
+    assert.equal(lastRecord([entry({ cwd: "alice/a" })])?.cwd, "alice/a");
+    assert.equal("cwd" in lastRecord([entry({})])!, false);
   },
 });
 
