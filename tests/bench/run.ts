@@ -971,10 +971,10 @@ export async function main(args: readonly string[]): Promise<Row[]> {
       await workload9({
         smoke: options.smoke,
         rounds: options.rounds,
+        temp,
         cliWhy: ctx.cliWhy,
         real: ctx.real,
         deno: denoSide,
-        interleave,
         progress,
         format: { ms, x, yes },
         raw: ctx.raw,
