@@ -386,3 +386,27 @@ Deno.test("subprocess() with isolation refuses a missing bind before the spawn, 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("subprocess() with isolation fails at the spawn, naming the package, when bwrap is not found there", async () => {
+  // Deno may not look at this folder (-P reads "." only): the lookup leaves the search to the spawn,
+  // whose PATH (the CLI's environment) has no bwrap either.
+  const empty = await Deno.makeTempDir({ dir: ".cache", prefix: "no-bwrap-" });
+  const path = Deno.env.get("PATH");
+  Deno.env.set("PATH", "/nonexistent-duplex-dir");
+  try {
+    const open = subprocess({
+      pathToClaudeCodeExecutable: Deno.execPath(),
+      env: { HOME: `${Deno.cwd()}/${empty}`, PATH: `${Deno.cwd()}/${empty}` },
+      isolation: "bubblewrap",
+    });
+    await assert.rejects(open({ signal: new AbortController().signal }), (error: unknown) => {
+      assert.ok(isDuplexError(error, "unsupported"), String(error));
+      assert.ok(error.message.includes("apt-get install bubblewrap"), error.message);
+      return true;
+    });
+  } finally {
+    if (path === undefined) Deno.env.delete("PATH");
+    else Deno.env.set("PATH", path);
+    await Deno.remove(empty, { recursive: true });
+  }
+});
