@@ -13,6 +13,12 @@ import { Telemetry, TELEMETRY_OFF } from "../../src/telemetry/_telemetry.ts";
 import type { TransportFactory } from "../../src/transport/transport.ts";
 import { VERSION } from "../../src/version.ts";
 import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
+import { DEFAULT_HOST_SIGNAL } from "../subprocess/subprocess_options.ts";
+import {
+  type HostExitParticipant,
+  registerHostExitParticipant,
+  unregisterHostExitParticipant,
+} from "../subprocess/_host_exit.ts";
 import { type Credential, Gate, ownedBy } from "./_access.ts";
 import { type ConnectionHost, RelayConnection } from "./_connection.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
@@ -74,6 +80,8 @@ export class Relay implements RelayServer, ConnectionHost {
   readonly #onAbort: () => void;
   readonly #resolveClosed: () => void;
   #closing: Promise<void> | undefined;
+  /** On a host signal the relay closes before its CLIs are ended (`cli.hostSignal`). */
+  readonly #hostExit: HostExitParticipant;
 
   /**
    * Listens, and serves.
@@ -108,6 +116,13 @@ export class Relay implements RelayServer, ConnectionHost {
     const host = this.#server.addr.hostname;
     this.url = `ws://${host.includes(":") ? `[${host}]` : host}:${this.port}/v1`;
     this.#onAbort = () => void this.close();
+    this.#hostExit = {
+      hostSignal: config.cli.hostSignal ?? DEFAULT_HOST_SIGNAL,
+      close: () => this.close(),
+    };
+    // A SIGINT / SIGTERM / SIGHUP closes the relay first (its clients told 1001), then the
+    // CLIs it did not end (unless `cli.hostSignal` is "ignore").
+    if (this.#hostExit.hostSignal !== "ignore") registerHostExitParticipant(this.#hostExit);
     if (config.signal?.aborted) void this.close();
     else config.signal?.addEventListener("abort", this.#onAbort, { once: true });
   }
@@ -464,6 +479,7 @@ export class Relay implements RelayServer, ConnectionHost {
       await bounded(Promise.allSettled([...this.#sockets]), SOCKET_CLOSE_WAIT_MS);
       await this.#server.shutdown();
     } finally {
+      unregisterHostExitParticipant(this.#hostExit);
       this.#resolveClosed();
     }
   }

@@ -94,10 +94,11 @@ try {
     ...(storeDir !== "" && { sessionStore: new DirectorySessionStore(storeDir) }),
     ...(projectKey !== "" && { projectKey }),
     tenancy,
-    // The relay closes its sessions on SIGINT/SIGTERM itself; with a store it leaves them to
-    // relay.close() alone, which keeps their records resumable by another relay.
+    // On SIGINT / SIGTERM the relay closes first (its clients told 1001, with a store their
+    // records left resumable by another relay), then any CLI still open; this program exits
+    // once it has closed.
     cli: {
-      hostSignal: storeDir === "" ? "close" : "ignore",
+      hostSignal: "close",
       ...(binary !== undefined && binary !== "" && { binary }),
       ...(Object.keys(passed).length > 0 && { extraEnv: passed }),
     },

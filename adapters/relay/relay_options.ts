@@ -90,7 +90,16 @@ export interface RelayOptions {
   /**
    * The base options of every spawned `claude` (binary, environment, grace
    * periods, fixed flags). `cwd` is replaced by the session's folder in the
-   * workspace; the policy decides what clients may add.
+   * workspace (the owner's, see `tenancy`); the policy decides what clients
+   * may add. With `isolation: "bubblewrap"` each CLI runs in a sandbox that
+   * shows it its own `HOME`, configuration, temporary and working folders
+   * only: with tenancy `"per-owner"`, its owner's, never another owner's nor
+   * the relay's files. `hostSignal` (default `"close-and-exit"`) also decides
+   * what a SIGINT, SIGTERM or SIGHUP to the program does to the relay:
+   * unless `"ignore"`, the relay closes first (every client told 1001, its
+   * sessions closed, their store records left as they are), for 5 s at most,
+   * then the CLIs still open are ended as the mode says (`"close-and-exit"`
+   * exits the program with 130 / 143 / 129).
    */
   readonly cli?: SubprocessOptions;
   /**

@@ -30,12 +30,25 @@
  *   cannot wait for events, so it ends every open CLI synchronously as above
  *   (the host is exiting already).
  *
+ * - **Participants** (a relay: `registerHostExitParticipant`), parts of the
+ *   program that must close before the CLIs end: a participant that is not
+ *   `"ignore"` has the signal listeners added as a transport does (so a
+ *   relay that holds no CLI yet still closes on a signal). On a signal the
+ *   registry first awaits every such participant's `close()` (a relay tells
+ *   its clients 1001 and closes its sessions, which ends their CLIs with the
+ *   normal ladder and leaves their records), for
+ *   {@linkcode HOST_EXIT_CLOSE_MS} at most; then it goes on as above with
+ *   the transports left, the participants' modes counted with theirs. A
+ *   second signal meanwhile does not wait: `"close-and-exit"` ends the CLIs
+ *   and exits at once, `"close"` sends SIGKILL to them.
+ *
  * Nothing else: no `unhandledrejection`, `error` or `beforeunload` listener,
  * no change to how the program's own errors end it.
  *
  * @module
  */
 
+import { abortable, deadline } from "../../src/_deadline.ts";
 import type { HostSignalMode } from "./subprocess_options.ts";
 
 /** What the registry needs from an open transport. */
@@ -54,6 +67,21 @@ export interface HostExitMember {
   cleanUpNow(): void;
 }
 
+/**
+ * A part of the program that must close before the CLIs are ended on a
+ * host signal (a relay: its clients are told first, and its sessions end
+ * with their normal close).
+ */
+export interface HostExitParticipant {
+  /** How it takes part in signal handling (`"ignore"`: not at all). */
+  readonly hostSignal: HostSignalMode;
+  /** Closes it; awaited for {@linkcode HOST_EXIT_CLOSE_MS} at most. */
+  close(): Promise<unknown>;
+}
+
+/** The most time a host signal waits for the participants to close before ending the CLIs. */
+export const HOST_EXIT_CLOSE_MS = 5000;
+
 type HostSignal = "SIGINT" | "SIGTERM" | "SIGHUP";
 
 const EXIT_CODES: Readonly<Record<HostSignal, number>> = {
@@ -71,9 +99,12 @@ const HOST_EXIT_BLIND_GRACE_MS = 200;
 
 class HostExitRegistry {
   readonly #members = new Set<HostExitMember>();
+  readonly #participants = new Set<HostExitParticipant>();
   readonly #signalHandlers = new Map<HostSignal, () => void>();
   #unloadHandler: (() => void) | undefined;
   #closing = false;
+  /** Set while a signal waits for the participants to close. */
+  #waiting: HostSignal | undefined;
 
   get size(): number {
     return this.#members.size;
@@ -93,8 +124,19 @@ class HostExitRegistry {
     this.#update();
   }
 
+  join(participant: HostExitParticipant): void {
+    this.#participants.add(participant);
+    this.#update();
+  }
+
+  leave(participant: HostExitParticipant): void {
+    this.#participants.delete(participant);
+    this.#update();
+  }
+
   #update(): void {
-    const wantsSignals = [...this.#members].some((member) => member.hostSignal !== "ignore");
+    const wantsSignals = [...this.#members, ...this.#participants]
+      .some((member) => member.hostSignal !== "ignore");
     if (wantsSignals && this.#signalHandlers.size === 0) {
       for (const signal of Object.keys(EXIT_CODES) as HostSignal[]) {
         const handler = (): void => this.#onSignal(signal);
@@ -125,16 +167,48 @@ class HostExitRegistry {
   }
 
   #onSignal(signal: HostSignal): void {
+    if (this.#waiting !== undefined) {
+      // A second signal while the participants close: the user does not want to wait.
+      this.#waiting = undefined;
+      this.#endMembers(signal, true);
+      return;
+    }
+    const participants = [...this.#participants].filter((p) => p.hostSignal !== "ignore");
+    if (participants.length === 0) {
+      this.#endMembers(signal, false);
+      return;
+    }
+    this.#waiting = signal;
+    const closed = Promise.allSettled(participants.map((participant) => participant.close()));
+    void bounded(closed, HOST_EXIT_CLOSE_MS).then(() => {
+      if (this.#waiting === undefined) return; // a second signal went on already
+      this.#waiting = undefined;
+      // The participants' modes count with the transports': any "close" leaves the exit to
+      // the program.
+      this.#endMembers(signal, false, participants);
+    });
+  }
+
+  /*
+   * Ends or closes the transports as their modes say (`participants`: those that closed,
+   * whose modes count too); `again`: a second signal.
+   */
+  #endMembers(
+    signal: HostSignal,
+    again: boolean,
+    participants: readonly HostExitParticipant[] = [...this.#participants],
+  ): void {
     const all = [...this.#members];
     const members = all.filter((member) => member.hostSignal !== "ignore");
-    if (members.every((member) => member.hostSignal === "close-and-exit")) {
+    const modes = [...members, ...participants].filter((p) => p.hostSignal !== "ignore");
+    if (modes.every((member) => member.hostSignal === "close-and-exit")) {
       // From here to the exit everything is synchronous: nothing else of the program runs.
       this.#members.clear();
       this.#update();
       endNow(all);
       Deno.exit(EXIT_CODES[signal]);
     }
-    if (this.#closing) {
+    if (this.#closing || again) {
       // A second signal: the user does not want to wait.
       for (const member of members) signalNow(member, "SIGKILL");
       return;
@@ -186,6 +260,12 @@ function endNow(members: readonly HostExitMember[]): void {
   }
 }
 
+/* Resolves when `promise` settles or after `ms`, whichever is first. */
+async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
+  using limit = deadline(ms);
+  await abortable(promise, limit.signal).catch(() => {});
+}
+
 /* Blocks the thread (no event runs meanwhile: the children are not reaped, so no pid is reused). */
 function pauseSync(ms: number): void {
   if (ms <= 0) return;
@@ -230,6 +310,25 @@ export function registerForHostExit(member: HostExitMember): void {
  */
 export function unregisterForHostExit(member: HostExitMember): void {
   registry.unregister(member);
+}
+
+/**
+ * Adds a participant (a relay): on a host signal it is closed before the
+ * CLIs are ended (see the module's documentation).
+ *
+ * @param participant What to close first.
+ */
+export function registerHostExitParticipant(participant: HostExitParticipant): void {
+  registry.join(participant);
+}
+
+/**
+ * Removes a participant (removing the listeners if nothing else needs them).
+ *
+ * @param participant The participant.
+ */
+export function unregisterHostExitParticipant(participant: HostExitParticipant): void {
+  registry.leave(participant);
 }
 
 /**
