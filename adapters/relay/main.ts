@@ -21,6 +21,9 @@
  * - `DUPLEX_RELAY_TENANCY`: `per-owner` (default: each owner gets its own
  *   `HOME`, configuration folder and workspace under
  *   `<workspace>/tenants/`) or `shared` (`tenancy`).
+ * - `DUPLEX_RELAY_ISOLATION`: `none` (default) or `bubblewrap`: each CLI in
+ *   a `bwrap` sandbox that shows it only its owner's folders (`cli.isolation`;
+ *   needs Debian's `bubblewrap`).
  * - `DUPLEX_RELAY_CLI_ENV`: the names of more variables of this environment
  *   the CLIs get, comma-separated (for example `HTTPS_PROXY,NO_PROXY`); none
  *   of the `DUPLEX_RELAY_*` ones may be listed.
@@ -73,6 +76,12 @@ const tenancy = Deno.env.get("DUPLEX_RELAY_TENANCY") ?? "per-owner";
 if (tenancy !== "per-owner" && tenancy !== "shared") {
   fail(`Cannot start the relay: DUPLEX_RELAY_TENANCY must be per-owner or shared, got ${tenancy}`);
 }
+const isolation = Deno.env.get("DUPLEX_RELAY_ISOLATION") ?? "none";
+if (isolation !== "none" && isolation !== "bubblewrap") {
+  fail(
+    `Cannot start the relay: DUPLEX_RELAY_ISOLATION must be none or bubblewrap, got ${isolation}`,
+  );
+}
 const passed: Record<string, string> = {};
 for (const name of list("DUPLEX_RELAY_CLI_ENV")) {
   if (name.startsWith("DUPLEX_RELAY_")) {
@@ -99,6 +108,7 @@ try {
     // once it has closed.
     cli: {
       hostSignal: "close",
+      isolation,
       ...(binary !== undefined && binary !== "" && { binary }),
       ...(Object.keys(passed).length > 0 && { extraEnv: passed }),
     },
