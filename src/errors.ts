@@ -32,7 +32,9 @@
  *   refuses to run on it: a hook asks for `onFailure: "block"` and the CLI's `initialize` reply
  *   does not confirm it (`hook_on_failure_supported: true`, hooks applied). The message names the
  *   hook events and what the reply lacked; no user line was sent, every `send` is refused, and
- *   the session ends (`subtype` is `"initialize"`).
+ *   the session ends (`subtype` is `"initialize"`). Or the host lacks what an option needs:
+ *   `isolation: "bubblewrap"` with no `bwrap` on PATH (or not on Linux), the message naming the
+ *   package to install; the CLI never runs unsandboxed instead.
  */
 export type DuplexErrorKind =
   | "turn_in_flight"

@@ -59,6 +59,9 @@ Deno.test("bench harness: --smoke runs every workload and prints one table", asy
       "6",
       "7a",
       "7b",
+      "9a",
+      "9b",
+      "9c",
     ]
   ) {
     assert.ok(ids.includes(id), `row ${id} is missing:\n${stdout}`);
