@@ -237,20 +237,21 @@ export const checkMtime: StoreCheck = async (fresh) => {
 };
 
 /*
- * A listing as the official SDK reads it: sorted by mtime, newest first
- * (`continue` takes the first). Each session must have an mtime of its own,
- * or the order of two sessions would be the sort's, not the appends'.
+ * A listing as the official SDK reads it: `.slice().sort((a, b) => b.mtime - a.mtime)`, newest
+ * first (`continue` takes the first). The sort is stable: sessions that share an mtime keep
+ * the store's order, so a store may stamp two appends in one millisecond alike and still
+ * list them in append order.
  */
-async function newestFirst(store: SessionStore, projectKey: string): Promise<string[]> {
-  const listed = [...await store.listSessions!(projectKey)].sort((a, b) => b.mtime - a.mtime);
-  for (const [i, ref] of listed.entries()) {
-    const next = listed[i + 1];
-    ok(
-      next === undefined || ref.mtime > next.mtime,
-      `two sessions share mtime ${ref.mtime}: ${show(ref.sessionId)} and ${show(next?.sessionId)}`,
-    );
-  }
-  return listed.map((ref) => ref.sessionId);
+async function asTheSdkSorts(store: SessionStore, projectKey: string): Promise<string[]> {
+  const listed = await store.listSessions!(projectKey);
+  return listed.slice().sort((a, b) => b.mtime - a.mtime).map((ref) => ref.sessionId);
+}
+
+/* The sessions of a run of appends, the last appended to first. */
+function lastAppendedFirst(appended: readonly string[]): string[] {
+  const order: string[] = [];
+  for (const id of [...appended].reverse()) if (!order.includes(id)) order.push(id);
+  return order;
 }
 
 /* Session ids whose order is neither their append order nor its reverse. */
@@ -264,36 +265,48 @@ function scrambled(prefix: string, count: number): string[] {
 export const checkNewestFirst: StoreCheck = async (fresh) => {
   const store = await fresh();
   const project = "newest-first";
-  // Back to back, no wait: a fast store stamps several in one millisecond.
+  const append = (id: string) => store.append({ projectKey: project, sessionId: id }, [e({ id })]);
+  // Back to back, no wait: a fast store stamps several in one millisecond, and a session
+  // appended to twice in a row, stamped one past its own mtime, runs ahead of the clock.
   const ids = scrambled("seq", 30);
-  const again = [ids[4]!, ids[0]!, ids[29]!, ids[17]!];
-  for (const id of [...ids, ...again]) {
-    await store.append({ projectKey: project, sessionId: id }, [e({ id })]);
-  }
-  const rest = ids.filter((id) => !again.includes(id)).reverse();
-  same(await newestFirst(store, project), [...again].reverse().concat(rest), "back to back");
-  // Concurrent appends may take any order among themselves, but each has its own mtime, and
-  // every append that resolved before another started has the smaller one.
-  const waves = [scrambled("wave1", 20), [...scrambled("wave2", 20), ...again]];
-  for (const wave of waves) {
-    await Promise.all(
-      wave.map((id) => store.append({ projectKey: project, sessionId: id }, [e({ id })])),
-    );
-  }
-  const listed = await newestFirst(store, project);
-  const [first, second] = waves.map((wave) => new Set(wave)) as [Set<string>, Set<string>];
-  const expected = [second, first, new Set(rest)];
+  const sequence = [...ids, ids[4]!, ids[4]!, ids[0]!, ids[29]!, ids[29]!, ids[29]!, ids[17]!];
+  for (const id of sequence) await append(id);
+  const backToBack = lastAppendedFirst(sequence);
+  same(await asTheSdkSorts(store, project), backToBack, "back to back, as the SDK sorts");
+  // At once: a wave of single appends, then chains of appends (each chain's one after the
+  // other, the chains at once). Appends at once may list in any order among themselves, but
+  // one that finished before another started lists after it.
+  const wave = scrambled("wave", 20);
+  await Promise.all(wave.map(append));
+  const chains = [
+    scrambled("chain-a", 6),
+    [...scrambled("chain-b", 4), ids[4]!, wave[3]!, ids[29]!],
+    [wave[7]!, wave[7]!, ids[10]!, "chain-c-00", ids[10]!, "chain-c-01"],
+  ];
+  await Promise.all(chains.map(async (chain) => {
+    for (const id of chain) await append(id);
+  }));
+  const listed = await asTheSdkSorts(store, project);
+  const chained = new Set(chains.flat());
+  const waveRest = new Set(wave.filter((id) => !chained.has(id)));
   let at = 0;
-  for (const [w, wave] of expected.entries()) {
-    const got = new Set(listed.slice(at, at + wave.size));
+  for (const [what, group] of [["the chains", chained], ["the wave", waveRest]] as const) {
+    const got = listed.slice(at, at + group.size);
     ok(
-      got.size === wave.size && [...got].every((id) => wave.has(id)),
-      `the ${["second wave", "first wave", "back-to-back rest"][w]} out of place ` +
-        `(the newest first): ${show(listed)}`,
+      got.length === group.size && got.every((id) => group.has(id)),
+      `${what} out of place (newest first: the chains, the wave, the rest): ${show(listed)}`,
     );
-    at += wave.size;
+    at += group.size;
   }
-  same(listed.length, at, "every session listed once");
+  const rest = backToBack.filter((id) => !chained.has(id) && !waveRest.has(id));
+  same(listed.slice(at), rest, "the back-to-back sessions appended to no more, in their order");
+  for (const [c, chain] of chains.entries()) {
+    same(
+      listed.filter((id) => chain.includes(id)),
+      lastAppendedFirst(chain),
+      `chain ${c}: each append after the one that finished before it`,
+    );
+  }
 };
 
 export const checkDelete: StoreCheck = async (fresh) => {

@@ -35,15 +35,16 @@
  * - `list-sessions`: a project's main transcripts (not subkeys, not other
  *   projects), `[]` for an unknown project, `mtime` integer epoch ms.
  * - `mtime`: a later append has a later `mtime` (5 ms apart).
- * - `newest-first`: within one millisecond too, across keys: appends back
- *   to back, and in two waves of concurrent ones, give every session an
- *   `mtime` of its own, and sorted by it, newest first (as the SDK sorts
- *   for `listSessions` and `continue`), the sessions are in the order they
- *   were last appended to (concurrent appends in any order among
- *   themselves, each after every append that resolved before it started).
- *   Beyond the SDK's contract (order unspecified), which its own
- *   `InMemorySessionStore` keeps: with a tie, which session is newest is
- *   the sort's guess.
+ * - `newest-first`: the listing, stably sorted by `mtime`, newest first
+ *   (exactly as the SDK sorts it for `listSessions` and `continue`:
+ *   sessions that share an `mtime` keep the store's order), is the order
+ *   the sessions were last appended to, within one millisecond too: appends
+ *   back to back (some twice or three times in a row), then a wave of
+ *   concurrent appends and chains of appends run at once (concurrent ones
+ *   in any order among themselves, each after every append that finished
+ *   before it started). Beyond the SDK's contract (order unspecified),
+ *   which its own `InMemorySessionStore` keeps; a store may stamp two
+ *   sessions alike if it lists them in append order.
  * - `delete`: an unknown key is a no-op; a main key goes with its subkeys
  *   (others stay), and can be written again; a subkey goes alone.
  * - `list-subkeys`: the subpaths of a session (nested too), never the main
@@ -121,7 +122,7 @@ const CONTRACTS: Record<
     check: checks.checkMtime,
   },
   "newest-first": {
-    title: "sessions appended to within one millisecond list newest first by mtime",
+    title: "sessions list in the order last appended to, as the SDK sorts them by mtime",
     needs: "listSessions",
     check: checks.checkNewestFirst,
   },

@@ -106,8 +106,8 @@ Deno.test({
         broken((s) => ({
           listSessions: async (p) =>
             (await s.listSessions(p)).map((r) => ({ ...r, mtime: Math.floor(r.mtime / 1000) })),
-        })), ["list-sessions", "mtime", "newest-first"]],
-      ["mtime stamped per key (two keys appended in one millisecond share it)", () => {
+        })), ["list-sessions", "mtime"]], // in order: the SDK's stable sort keeps it
+      ["mtime stamped per key (a session appended to twice in a millisecond runs ahead)", () => {
         const stamps = new Map<string, number>();
         return broken((s) => ({
           append: async (k, e) => {
@@ -120,6 +120,20 @@ Deno.test({
               ...r,
               mtime: stamps.get(joined({ projectKey: p, sessionId: r.sessionId }))!,
             })),
+        }));
+      }, ["newest-first"]],
+      ["sessions of one millisecond listed by session id, not in append order", () => {
+        const stamps = new Map<string, number>();
+        return broken((s) => ({
+          append: async (k, e) => {
+            await s.append(k, e);
+            stamps.set(joined(k), Date.now());
+          },
+          listSessions: async (p) =>
+            (await s.listSessions(p)).map((r) => ({
+              ...r,
+              mtime: stamps.get(joined({ projectKey: p, sessionId: r.sessionId }))!,
+            })).sort((a, b) => b.mtime - a.mtime || a.sessionId.localeCompare(b.sessionId)),
         }));
       }, ["newest-first"]],
       ["delete of a main key keeps its subkeys", () =>
