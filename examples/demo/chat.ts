@@ -131,6 +131,7 @@ class Chat {
 
   async #ask(request: PermissionRequest): Promise<PermissionDecision> {
     const what = `${request.toolName}: ${summarize(request.input)}`;
+    await this.#render.toolShown(request.toolUseId, RENDER_BOUND_MS);
     if (this.#alwaysTools.has(request.toolName)) {
       this.#out.line(`  (allowed: always allow ${request.toolName})`);
       return { behavior: "allow" };

@@ -25,6 +25,9 @@ export class Renderer {
   #answering = false;
   #results = 0;
   #waiters: { count: number; resolve: () => void }[] = [];
+  /** Tool calls shown, by id (the last few), and who waits for one. */
+  #tools = new Set<string>();
+  #toolWaiters = new Map<string, () => void>();
 
   /** @param out Where to print. */
   constructor(out: Output) {
@@ -54,6 +57,28 @@ export class Renderer {
         });
       });
     };
+  }
+
+  /**
+   * Waits until the tool call `id` has been shown, at most `boundMs`: a
+   * permission question asked from the session's callback must follow its
+   * `[Tool] …` line, which the printer shows from its own subscription.
+   *
+   * @param id The tool use id (`undefined`: no wait).
+   * @param boundMs The longest wait.
+   */
+  toolShown(id: string | undefined, boundMs: number): Promise<void> {
+    if (id === undefined || this.#tools.has(id)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, boundMs);
+      const waiters = this.#toolWaiters;
+      function done(): void {
+        clearTimeout(timer);
+        waiters.delete(id!);
+        resolve();
+      }
+      waiters.set(id, done);
+    });
   }
 
   /**
@@ -96,6 +121,12 @@ export class Renderer {
     }
   }
 
+  #shown(id: string): void {
+    this.#tools.add(id);
+    if (this.#tools.size > 64) this.#tools.delete(this.#tools.values().next().value!);
+    this.#toolWaiters.get(id)?.();
+  }
+
   #text(text: string): void {
     if (text === "") return;
     if (!this.#answering) {
@@ -108,7 +139,13 @@ export class Renderer {
 
   #assistant(content: unknown[]): void {
     for (const block of content) {
-      const b = block as { type?: string; text?: string; name?: string; input?: unknown };
+      const b = block as {
+        type?: string;
+        text?: string;
+        name?: string;
+        input?: unknown;
+        id?: string;
+      };
       if (b.type === "text" && !this.#streamedText) this.#text(b.text ?? "");
       if (b.type === "tool_use") {
         const input = (typeof b.input === "object" && b.input !== null ? b.input : {}) as Record<
@@ -117,6 +154,7 @@ export class Renderer {
         >;
         this.#out.line(`  [${b.name}] ${summarize(input)}`);
         this.#answering = false;
+        if (typeof b.id === "string") this.#shown(b.id);
       }
     }
     // The next message's text is new: streamed or not, it is printed once.

@@ -87,7 +87,7 @@ async function chooseBackend(flags: Flags): Promise<Backend> {
       return { name: `claude (${binary})`, transport, stop() {} };
     } catch (error) {
       if (flags.backend === "cli" || !(error instanceof DuplexError)) throw error;
-      console.log(`No usable claude (${error.message.split(";")[0]}): using the stand-in.`);
+      console.log(`No usable claude (${error.message.split("\n")[0]}): using the stand-in.`);
     }
   }
   const stand = standIn();
