@@ -68,7 +68,9 @@ async function transcriptsIn(dir: string, action: string): Promise<TranscriptFil
  *
  * With `sessionStore`, lists the store's sessions of the project key
  * (`projectKey`, else that of `dir` or of the current directory): the
- * store's `listSessions`, newest `mtime` first, each loaded for its title.
+ * store's `listSessions`, newest `mtime` first (sessions of one `mtime` in
+ * the store's order, as the official SDK's stable sort keeps them), each
+ * loaded for its title.
  *
  * @param options Where to look (`dir`, `configDir`, or `sessionStore` and
  * `projectKey`), the page (`limit`, `offset`), `signal`, `onSkip`.
@@ -142,8 +144,8 @@ async function listStored(
     );
   }
   const projectKey = await projectKeyFor(options, action);
-  const refs = (await store.listSessions(projectKey))
-    .sort((a, b) => b.mtime - a.mtime || a.sessionId.localeCompare(b.sessionId));
+  // Newest first; a stable sort, as the SDK's: sessions of one mtime keep the store's order.
+  const refs = (await store.listSessions(projectKey)).slice().sort((a, b) => b.mtime - a.mtime);
   const page: StoredSessionInfo[] = [];
   let skip = offset;
   for (const ref of refs) {

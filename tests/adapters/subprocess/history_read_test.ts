@@ -13,6 +13,9 @@ import {
   getSessionMessages,
   listSessions,
 } from "../../../adapters/subprocess/mod.ts";
+import { importSessionToStore } from "../../../adapters/subprocess/store/import_session.ts";
+import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
+import type { SessionStore } from "../../../src/store/session_store.ts";
 import { copyHistory, RECORDED_DIR, texts } from "./_history_fixtures.ts";
 
 Deno.test("listSessions() lists a folder's sessions newest first, a page at a time", async (t) => {
@@ -60,6 +63,39 @@ Deno.test("listSessions() lists a folder's sessions newest first, a page at a ti
     assert.deepEqual(await listSessions({ configDir, dir: "/somewhere/else" }), []);
     assert.deepEqual(await listSessions({ configDir: `${configDir}/missing` }), []);
   });
+});
+
+Deno.test("listSessions() over a store keeps the store's order among sessions of one mtime", async () => {
+  await using history = await copyHistory();
+  const { configDir, ids } = history;
+  const inner = new InMemorySessionStore();
+  for (const id of Object.values(ids)) {
+    await importSessionToStore(id, inner, { configDir, dir: RECORDED_DIR });
+  }
+  // A store that stamped the three in one millisecond and lists them in its append order,
+  // which is not the order of their ids (neither way).
+  const [a, b, c] = Object.values(ids).sort();
+  const order = [b!, c!, a!];
+  const store: SessionStore = {
+    append: (key, entries) => inner.append(key, entries),
+    load: (key) => inner.load(key),
+    listSessions: () =>
+      Promise.resolve(order.map((sessionId) => ({ sessionId, mtime: 1_800_000_000_000 }))),
+  };
+  const listed = await listSessions({ sessionStore: store, dir: RECORDED_DIR });
+  assert.deepEqual(listed.map((s) => s.sessionId), order, "as the store listed them");
+  const paged = await listSessions({ sessionStore: store, dir: RECORDED_DIR, offset: 1, limit: 1 });
+  assert.deepEqual(paged.map((s) => s.sessionId), [c]);
+  // Differing mtimes still go newest first, whatever the store's order.
+  const reversed: SessionStore = {
+    ...store,
+    listSessions: () =>
+      Promise.resolve(order.map((sessionId, i) => ({ sessionId, mtime: 1_800_000_000_000 + i }))),
+  };
+  assert.deepEqual(
+    (await listSessions({ sessionStore: reversed, dir: RECORDED_DIR })).map((s) => s.sessionId),
+    [...order].reverse(),
+  );
 });
 
 Deno.test("getSessionMessages() follows the parent chain to the newest leaf", async (t) => {
