@@ -63,7 +63,8 @@ export class Gate {
    *
    * @param request The upgrade request.
    * @param offered The subprotocols it offers.
-   * @returns The credential, or the refusal (`not_permitted` for an origin, `unauthorized`).
+   * @returns The credential, or the refusal (`not_permitted` for an origin, `unauthorized`),
+   * which the relay answers with HTTP 403 / 401 before any upgrade.
    */
   async admit(request: Request, offered: readonly string[]): Promise<Access> {
     const origins = this.#config.allowedOrigins;

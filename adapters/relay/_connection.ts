@@ -10,7 +10,7 @@ import { heartbeat } from "../../src/remote/_heartbeat.ts";
 import type { ClientMessage, RelayMessage, SpawnRequest } from "../../src/remote/wire.ts";
 import { parseClientFrame } from "../../src/remote/wire_parse.ts";
 import type { TraceContext } from "../../src/remote/_trace_context.ts";
-import type { Access, Credential } from "./_access.ts";
+import type { Credential } from "./_access.ts";
 import {
   closeWhenQuiet,
   cutReason,
@@ -66,13 +66,31 @@ export interface ConnectionHost {
     credential: Credential,
     trace: TraceContext | undefined,
   ): Promise<RelaySession | undefined>;
-  /** Called once when the connection has a session, or is done without one. */
+  /**
+   * Called once when the connection has a session, or, without one, when its
+   * socket has closed (a refused connection stays counted until then).
+   */
   settled(connection: RelayConnection): void;
-  /** Called once when the connection is done. */
+  /** Called once when the connection is done (its socket closed). */
   removeConnection(connection: RelayConnection): void;
 }
 
 type State = "hello" | "starting" | "open" | "closed";
+
+/**
+ * How long a refused connection stays counted after the close frame was
+ * sent, waiting for its client's: Deno cannot end a socket whose peer never
+ * answers, and such a peer must not hold a slot of `maxPendingConnections`
+ * for good.
+ */
+const CLOSE_WAIT_MS = 2_000;
+
+/**
+ * The most a refused connection may send after its refusal before it is
+ * closed at once: what a client that stops on reading the refusal still has
+ * on its way (the burst it sent before it read it), with room to spare.
+ */
+const AFTER_REFUSAL_BYTES = 1024 * 1024;
 
 /** One client connection. */
 export class RelayConnection implements Peer {
@@ -82,41 +100,50 @@ export class RelayConnection implements Peer {
   readonly #host: ConnectionHost;
   #state: State = "hello";
   #session: RelaySession | undefined;
-  #credential: Credential | undefined;
+  readonly #credential: Credential;
   /** Frames that arrive while the session starts. */
   readonly #early: EarlyFrames;
   #settled = false;
+  #removed = false;
   #lastSeen = Date.now();
   #helloTimer: Deadline | undefined;
   /** Cancels the wait of a refused connection for its client to be quiet. */
   #stopLinger: (() => void) | undefined;
+  /** Ends that wait now: closes the socket with the refusal. */
+  #lingerEnd: (() => void) | undefined;
+  /** The bound on the wait for the client's close frame, once ours was sent. */
+  #closeWait: ReturnType<typeof setTimeout> | undefined;
+  /** The bytes a refused connection sent since its refusal. */
+  #sentSinceRefusal = 0;
   /** Aborted when the connection is done: stops the heartbeat. */
   readonly #done = new AbortController();
   readonly #trace: ConnectionTrace;
 
   /**
-   * Takes over an upgraded socket.
+   * Takes over an upgraded socket (its origin and credential were checked
+   * before the upgrade).
    *
    * @param socket The server side of the WebSocket.
    * @param host The relay.
-   * @param access The credential it was admitted with, or the refusal to send it.
+   * @param credential The credential it was admitted with.
    * @param trace Its span (`claude.relay.connection`).
    */
-  constructor(socket: WebSocket, host: ConnectionHost, access: Access, trace: ConnectionTrace) {
+  constructor(
+    socket: WebSocket,
+    host: ConnectionHost,
+    credential: Credential,
+    trace: ConnectionTrace,
+  ) {
     this.#socket = socket;
     this.#host = host;
     this.#trace = trace;
+    this.#credential = credential;
     this.#early = new EarlyFrames(host.maxPendingInputBytes);
     socket.binaryType = "arraybuffer";
     const { promise, resolve } = Promise.withResolvers<void>();
     this.closed = promise;
     socket.onopen = () => {
       if (this.#state === "closed") return;
-      if (!access.ok) {
-        this.#refuse(access.refusal);
-        return;
-      }
-      this.#credential = access.credential;
       const timer = this.#helloTimer = deadline(host.helloTimeoutMs);
       timer.signal.addEventListener("abort", () => {
         this.#helloTimer = undefined;
@@ -127,8 +154,10 @@ export class RelayConnection implements Peer {
     socket.onerror = () => {};
     socket.onclose = (event) => {
       this.#stopLinger?.();
+      this.#stopLinger = this.#lingerEnd = undefined;
       this.#state = "closed";
       this.#cleanUp(event.code);
+      this.#release();
       resolve();
     };
   }
@@ -168,10 +197,14 @@ export class RelayConnection implements Peer {
    * @param reason The close reason (cut to the WebSocket limit).
    */
   end(code: number | undefined, reason = ""): void {
-    if (this.#state === "closed") return;
-    this.#state = "closed";
-    this.#cleanUp(code);
-    this.#closeSocket(code, reason);
+    if (this.#state !== "closed") {
+      this.#state = "closed";
+      this.#cleanUp(code);
+      this.#closeSocket(code, reason);
+    } else {
+      this.#lingerEnd?.(); // refused, not yet closed: its own close goes out now
+    }
+    this.#release();
   }
 
   #closeSocket(code: number | undefined, reason: string): void {
@@ -181,6 +214,19 @@ export class RelayConnection implements Peer {
     } catch {
       // Already closing.
     }
+    // Counted until the client answers our close frame, or for a bounded time.
+    clearTimeout(this.#closeWait);
+    this.#closeWait = setTimeout(() => this.#release(), CLOSE_WAIT_MS);
+  }
+
+  /** The socket closed (or its close was not answered in time): the slot is free. */
+  #release(): void {
+    clearTimeout(this.#closeWait);
+    this.#closeWait = undefined;
+    this.#settle();
+    if (this.#removed) return;
+    this.#removed = true;
+    this.#host.removeConnection(this);
   }
 
   /**
@@ -192,7 +238,15 @@ export class RelayConnection implements Peer {
     this.sendText(JSON.stringify(message));
   }
 
-  /** Sends the refusal, detaches, and closes with its reason once the client is quiet. */
+  /**
+   * Sends the refusal, detaches, and closes with its reason once the client
+   * has been quiet a moment (a client caught sending gets to read the
+   * refusal and stop: closing while its frames still arrive loses the close
+   * frame), at the latest 1 s after the refusal (a deadline its frames
+   * cannot move), and at once when it goes on sending past
+   * {@linkcode AFTER_REFUSAL_BYTES}. It stays counted among the handshakes
+   * in progress until its socket has closed.
+   */
   #refuse(refusal: Refusal): void {
     if (this.#state === "closed") return;
     this.send({ t: "error", kind: refusal.kind, message: refusal.message });
@@ -200,10 +254,23 @@ export class RelayConnection implements Peer {
     const code = closeCodeFor(refusal.kind);
     this.#trace.refused(refusal, code);
     this.#cleanUp(code);
-    this.#stopLinger = closeWhenQuiet(
-      () => this.#lastSeen,
-      () => this.#closeSocket(code, refusal.message),
-    );
+    const close = this.#lingerEnd = () => {
+      this.#stopLinger?.();
+      this.#stopLinger = this.#lingerEnd = undefined;
+      this.#closeSocket(code, refusal.message);
+    };
+    this.#stopLinger = closeWhenQuiet(() => this.#lastSeen, close);
+  }
+
+  /**
+   * A frame of a refused connection, dropped unread. Past
+   * {@linkcode AFTER_REFUSAL_BYTES} since the refusal the client is not
+   * stopping: its close goes out now, its reason forfeit.
+   */
+  #afterRefusal(data: unknown): void {
+    if (this.#lingerEnd === undefined) return;
+    this.#sentSinceRefusal += frameBytes(data, AFTER_REFUSAL_BYTES);
+    if (this.#sentSinceRefusal > AFTER_REFUSAL_BYTES) this.#lingerEnd();
   }
 
   #protocolError(message: string): void {
@@ -215,16 +282,17 @@ export class RelayConnection implements Peer {
     this.#done.abort();
     this.#trace.closed(code);
     this.#clearHelloTimer();
-    this.#settle();
     this.#early.take();
     this.#session?.detach(this);
-    this.#host.removeConnection(this);
   }
 
   #onMessage(event: MessageEvent): void {
     this.#lastSeen = Date.now();
-    if (this.#state === "closed" || this.#credential === undefined) return;
     const data: unknown = event.data;
+    if (this.#state === "closed") {
+      this.#afterRefusal(data);
+      return;
+    }
     // Checked before anything reads it.
     const max = this.#host.maxFrameBytes;
     const size = frameBytes(data, max);
@@ -319,7 +387,7 @@ export class RelayConnection implements Peer {
       return;
     }
     this.#state = "starting";
-    this.#host.spawn(message.spawn, this.#credential!, message.trace).then(
+    this.#host.spawn(message.spawn, this.#credential, message.trace).then(
       (session) => {
         if (this.#state === "closed" || this.#host.closing) {
           // Nobody learned the token: nothing can resume it.
@@ -338,7 +406,7 @@ export class RelayConnection implements Peer {
   }
 
   #resume(token: string, after: number, trace: TraceContext | undefined): void {
-    const credential = this.#credential!;
+    const credential = this.#credential;
     // Another owner's session is answered exactly as an unknown one, before anything about
     // it (how much output it has) can show.
     const found = this.#host.find(token, credential.owner);

@@ -2,7 +2,8 @@
  * The bounds on what one client connection sends: the size of a frame
  * (`maxFrameBytes`, checked before it is parsed), the frames held while its
  * session starts (counted against `maxPendingInputBytes`), and how a refused
- * connection is closed so that its client can read why.
+ * connection is closed so that its client can read why, without letting it
+ * put its close off.
  *
  * @module
  */
@@ -14,13 +15,18 @@ import { Refusal } from "../../src/remote/wire.ts";
 const MAX_EARLY_FRAMES = 1024;
 
 /**
- * A refused connection is closed once its client has been quiet this long,
- * and at the latest after LINGER_MS: Deno drops a connection whose peer still
- * sends after our close frame, and the peer's kernel then discards the close
- * frame (and its reason) unread.
+ * A refused connection is closed once its client has been quiet this long
+ * (Deno drops a connection whose peer still sends after our close frame, and
+ * the peer's kernel then discards the close frame, and its reason, unread:
+ * a client caught sending gets a moment to read the refusal and stop)...
  */
-const QUIET_MS = 25;
-const LINGER_MS = 1000;
+export const QUIET_MS = 25;
+/**
+ * ...and at the latest this long after the refusal: a deadline fixed when it
+ * is refused, which nothing the client sends moves (and a client that sends
+ * more than 1 MiB after its refusal is closed at once, see `RelayConnection`).
+ */
+export const LINGER_MS = 1000;
 
 /** The most bytes of a close reason (the WebSocket limit is 123). */
 const MAX_REASON_BYTES = 120;
@@ -99,25 +105,28 @@ export class EarlyFrames {
 }
 
 /**
- * Calls `close` once the peer has been quiet for a moment, or after a bound.
+ * Calls `close` once the peer has been quiet for {@linkcode QUIET_MS}, and at
+ * the latest {@linkcode LINGER_MS} after this call, always on a later turn of
+ * the event loop (after the refusal's own frame went out).
  *
  * @param lastHeard When the peer last sent something (`Date.now()` time).
  * @param close Closes the socket.
  * @returns Cancels the wait (the socket closed meanwhile).
  */
 export function closeWhenQuiet(lastHeard: () => number, close: () => void): () => void {
-  const started = Date.now();
+  const deadline = Date.now() + LINGER_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const check = (): void => {
     const now = Date.now();
-    if (now - lastHeard() < QUIET_MS && now - started < LINGER_MS) {
-      timer = setTimeout(check, QUIET_MS);
+    const quietAt = lastHeard() + QUIET_MS;
+    if (now < quietAt && now < deadline) {
+      timer = setTimeout(check, Math.min(quietAt, deadline) - now);
       return;
     }
     timer = undefined;
     close();
   };
-  check();
+  timer = setTimeout(check, 0);
   return () => clearTimeout(timer);
 }
 

@@ -21,6 +21,13 @@ import {
 } from "../subprocess/_host_exit.ts";
 import { type Credential, Gate, ownedBy } from "./_access.ts";
 import { type ConnectionHost, RelayConnection } from "./_connection.ts";
+import {
+  offeredProtocols,
+  preflightResponse,
+  refusalResponse,
+  statusOf,
+  upgradeRequired,
+} from "./_admission.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 import { randomToken, RelaySession, type Restore, type Wake } from "./_relay_session.ts";
@@ -422,15 +429,14 @@ export class Relay implements RelayServer, ConnectionHost {
       });
     }
     if (url.pathname !== "/v1") return new Response("Not found\n", { status: 404 });
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return new Response("This endpoint takes WebSocket connections\n", {
-        status: 426,
-        headers: { upgrade: "websocket" },
-      });
+    if (request.method === "OPTIONS") return preflightResponse();
+    // A plain GET is a client asking why its handshake failed: it is answered as the upgrade.
+    const upgrading = request.headers.get("upgrade")?.toLowerCase() === "websocket";
+    if (!upgrading && request.method !== "GET" && request.method !== "HEAD") {
+      return upgradeRequired();
     }
-    const offered = (request.headers.get("sec-websocket-protocol") ?? "")
-      .split(",").map((item) => item.trim()).filter((item) => item !== "");
-    if (!offered.includes(SUBPROTOCOL)) {
+    const offered = upgrading ? offeredProtocols(request) : [];
+    if (upgrading && !offered.includes(SUBPROTOCOL)) {
       return new Response(`Offer the WebSocket subprotocol ${SUBPROTOCOL}\n`, { status: 400 });
     }
     if (this.closing) return new Response("The relay is shutting down\n", { status: 503 });
@@ -445,19 +451,28 @@ export class Relay implements RelayServer, ConnectionHost {
     }
     this.#pending++;
     let access;
-    let upgrade: { socket: WebSocket; response: Response };
+    let upgrade: { socket: WebSocket; response: Response } | undefined;
     try {
       access = await this.#gate.admit(request, offered);
       if (this.closing) throw new Error("closing");
+      // Refused before the upgrade: no frame of a client without a credential is ever read.
+      if (!access.ok) {
+        const status = statusOf(access.refusal);
+        if (upgrading) new ConnectionTrace(this.#telemetry, peer).rejected(access.refusal, status);
+        return refusalResponse(access.refusal);
+      }
+      if (!upgrading) return upgradeRequired();
       upgrade = Deno.upgradeWebSocket(request, { protocol: SUBPROTOCOL });
     } catch {
-      this.#pending--;
       return this.closing
         ? new Response("The relay is shutting down\n", { status: 503 })
         : new Response("Bad WebSocket upgrade\n", { status: 400 });
+    } finally {
+      // A connection stays counted until its socket closes (RelayConnection settles it).
+      if (upgrade === undefined) this.#pending--;
     }
     const trace = new ConnectionTrace(this.#telemetry, peer);
-    const connection = new RelayConnection(upgrade.socket, this, access, trace);
+    const connection = new RelayConnection(upgrade.socket, this, access.credential, trace);
     this.#connections.add(connection);
     this.#sockets.add(connection.closed);
     connection.closed.then(() => this.#sockets.delete(connection.closed));

@@ -77,12 +77,31 @@ export class ConnectionTrace {
    */
   refused(refusal: Refusal, code: number): void {
     if (!this.#telemetry.on || this.#outcome !== undefined) return;
+    this.#refused(refusal);
+    this.closed(code);
+  }
+
+  /**
+   * The relay refused the upgrade request itself (a credential or an origin),
+   * with an HTTP status: no WebSocket was opened (counted by kind, as `refused`).
+   *
+   * @param refusal What the response's body says.
+   * @param status The response's status (401, 403).
+   */
+  rejected(refusal: Refusal, status: number): void {
+    if (!this.#telemetry.on || this.#outcome !== undefined) return;
+    this.#refused(refusal);
+    this.#ended = true;
+    this.#span?.set({ "http.response.status_code": status });
+    this.#span?.end();
+  }
+
+  #refused(refusal: Refusal): void {
     this.#telemetry.count("claude.relay.refusals", 1, {
       "claude.relay.refusal.kind": refusal.kind,
     });
     this.#settle("refused", { "claude.relay.refusal.kind": refusal.kind });
     this.#span?.fail(new Error(`${refusal.kind}: ${refusal.message}`));
-    this.closed(code);
   }
 
   /**

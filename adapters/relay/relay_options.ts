@@ -78,9 +78,9 @@ export interface RelayOptions {
   /**
    * The browser origins allowed to connect, as `scheme://host[:port]`, for
    * example `["https://app.example.com"]`. A connection whose `Origin` header
-   * is not listed is refused (`not_permitted`, close 1008) before anything
-   * starts; one without an `Origin` header (a server-side client) is allowed.
-   * Default: every origin.
+   * is not listed is refused before the upgrade (`not_permitted`, HTTP 403,
+   * the reason in the body, as a bad token is with 401); one without an
+   * `Origin` header (a server-side client) is allowed. Default: every origin.
    */
   readonly allowedOrigins?: readonly string[];
   /** The address to listen on. Default: `"127.0.0.1"`. */
@@ -224,9 +224,11 @@ export interface RelayOptions {
   readonly maxPendingInputBytes?: number;
   /**
    * The most connections at once that have not finished their handshake (the
-   * upgrade, then the hello, until their session is ready); a further upgrade
-   * is answered with HTTP 503. Each such connection is also bounded in time by
-   * `helloTimeoutMs`. Default: 64.
+   * upgrade, then the hello, until their session is ready; a connection
+   * refused after its upgrade counts until its socket has closed, or for 2 s
+   * after the relay's close frame when its client never answers it); a
+   * further upgrade is answered with HTTP 503. Each such connection is also
+   * bounded in time by `helloTimeoutMs`. Default: 64.
    */
   readonly maxPendingConnections?: number;
   /**

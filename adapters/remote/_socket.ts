@@ -13,6 +13,7 @@ import {
 } from "../../src/remote/wire.ts";
 import { parseRelayMessage } from "../../src/remote/wire_parse.ts";
 import type { Settings } from "./remote_options.ts";
+import { askWhyRefused } from "./_refusal_probe.ts";
 
 export { Refusal };
 
@@ -58,12 +59,17 @@ const CLOSE_AFTER_ERROR_MS = 1_000;
 
 /**
  * Opens a socket and sends `hello`; resolves once the relay's `ready`
- * arrives. Never leaves a socket open on failure.
+ * arrives. Never leaves a socket open on failure. A connection that fails
+ * before it opens is followed by one plain `GET` of the same URL (the token
+ * in an `Authorization` header, within the same bound): the relay refuses a
+ * bad token or origin with HTTP 401 / 403 before the upgrade, which a
+ * WebSocket cannot read, and answers that request the same way.
  *
  * @param target Where and how to connect, and the bound on it.
  * @param hello The first message.
  * @param signal Aborting it rejects with its reason, unchanged.
- * @throws {Refusal} When the relay says no.
+ * @throws {Refusal} When the relay says no (in an `error` message, or with
+ * HTTP 401 / 403 before the upgrade).
  * @throws {DuplexError} `not_permitted` (the runtime forbids the connection),
  * `invalid_argument` (the runtime rejects the URL), `timeout`, `protocol`,
  * `closed` (the connection failed: the runtime's words, close code and reason).
@@ -86,7 +92,7 @@ export async function openSocket(
   try {
     const socket = construct(target);
     try {
-      return await handshake(socket, url, hello, limit.signal);
+      return await handshake(socket, target, hello, limit.signal);
     } catch (error) {
       closeQuietly(socket);
       throw error;
@@ -169,13 +175,15 @@ function construct({ Socket, url, token }: SocketTarget): WebSocket {
 
 function handshake(
   socket: WebSocket,
-  url: string,
+  { url, token }: SocketTarget,
   hello: ClientMessage,
   signal: AbortSignal,
 ): Promise<Connected> {
   const { promise, resolve, reject } = Promise.withResolvers<Connected>();
   const done = new AbortController();
   let failure: Event | undefined;
+  let opened = false;
+  let asking = false;
   /** Once `ready` came: the messages after it, kept for the transport (it attaches later). */
   let early: unknown[] | undefined;
   const finish = (error: unknown, ready?: ReadyMessage): void => {
@@ -201,7 +209,21 @@ function handshake(
       },
     });
   };
+  /** The connection failed: before it opened, the relay may have refused it over HTTP. */
+  const failed = (error: DuplexError): void => {
+    if (done.signal.aborted || asking) return;
+    if (opened) {
+      finish(error);
+      return;
+    }
+    asking = true;
+    askWhyRefused(url, token, signal).then(
+      (refusal) => finish(refusal ?? error),
+      () => finish(error),
+    );
+  };
   const onOpen = (): void => {
+    opened = true;
     if (socket.protocol !== SUBPROTOCOL) {
       finish(
         new DuplexError(
@@ -247,13 +269,13 @@ function handshake(
     }
   };
   const onClose = (event: CloseEvent): void => {
-    finish(refused(url, failure, event));
+    failed(refused(url, failure, event));
   };
   const onError = (event: Event): void => {
     // The close event that follows tells the code; wait for it, a bounded time.
     failure = event;
     sleep(CLOSE_AFTER_ERROR_MS, { signal: done.signal }).then(
-      () => finish(refused(url, failure, undefined)),
+      () => failed(refused(url, failure, undefined)),
       () => {},
     );
   };

@@ -17,10 +17,17 @@ import { checkOptions, type RemoteOptions } from "./remote_options.ts";
  * A transport factory that connects to a relay and asks it to run `claude`.
  * The session calls it; it resolves once the relay has spawned the CLI, or
  * rejects with a `DuplexError`: `unauthorized` (bad token), `not_permitted`
- * (the relay's policy refused an option, or the runtime does not permit the
- * connection: in Deno, `--allow-net=<host>`), `timeout`, `closed` (no relay
- * there: the runtime's words, close code and reason), `process_exited` (the
- * CLI could not start), `protocol` (not a relay of this version). Aborting
+ * (an origin the relay does not allow, an option its policy refused, or a
+ * connection the runtime does not permit: in Deno, `--allow-net=<host>`);
+ * the relay refuses a token or an origin with HTTP 401 / 403 before the
+ * upgrade, which a WebSocket cannot read, so a connection that fails before
+ * it opens is followed by one `GET` of the same URL over HTTP(S), the token
+ * in an `Authorization` header, to read why (a browser page needs nothing
+ * more: the relay allows that request from any origin); `timeout`, `closed`
+ * (no relay there: the runtime's words, close code and reason),
+ * `process_exited` (the CLI could not start), `protocol` (not a relay of
+ * this version). Neither refusal is retried, on another relay or by
+ * reconnecting. Aborting
  * the session's start signal rejects with its reason, unchanged. The
  * session's trace context (`DuplexSession.start({ telemetry })`) travels in
  * the handshake, so the relay's spans and the CLI join the session's trace.

@@ -7,6 +7,8 @@ import {
   frameBytes,
   frameTooLarge,
   inputOverflow,
+  LINGER_MS,
+  QUIET_MS,
 } from "../../../adapters/relay/_frame_bounds.ts";
 
 Deno.test("frameBytes() measures a frame in bytes, cheaply past the bound", {
@@ -56,36 +58,53 @@ Deno.test("the refusals name the option to change", { permissions: "none" }, () 
   );
 });
 
-Deno.test("closeWhenQuiet() closes once the peer is quiet, and at the latest after 1 s", {
-  permissions: "none",
-}, async (t) => {
-  await t.step("a quiet peer: at once", () => {
-    let closed = 0;
-    closeWhenQuiet(() => Date.now() - 1000, () => closed++);
-    assert.equal(closed, 1);
-  });
+Deno.test(
+  "closeWhenQuiet() closes once the peer is quiet, and at the latest LINGER_MS after the refusal",
+  {
+    permissions: "none",
+  },
+  async (t) => {
+    const closing = (lastHeard: () => number) => {
+      const started = Date.now();
+      const { promise, resolve } = Promise.withResolvers<number>();
+      closeWhenQuiet(lastHeard, () => resolve(Date.now() - started));
+      return promise;
+    };
 
-  await t.step("a peer that goes on sending for 150 ms: soon after it stops", async () => {
-    const started = Date.now();
-    const { promise, resolve } = Promise.withResolvers<number>();
-    closeWhenQuiet(() => Math.min(Date.now(), started + 150), () => resolve(Date.now() - started));
-    const after = await promise;
-    assert.ok(after >= 150 && after < 600, `closed after ${after} ms`);
-  });
+    await t.step("the bounds: 25 ms of quiet, 1 s at most", () => {
+      assert.equal(LINGER_MS, 1000);
+      assert.equal(QUIET_MS, 25);
+    });
 
-  await t.step("a peer that never stops: after the bound", async () => {
-    const started = Date.now();
-    const { promise, resolve } = Promise.withResolvers<number>();
-    closeWhenQuiet(() => Date.now(), () => resolve(Date.now() - started));
-    const after = await promise;
-    assert.ok(after >= 1000 && after < 2000, `closed after ${after} ms`);
-  });
+    await t.step("a quiet peer: on the next turn, not inside the call", async () => {
+      let closed = 0;
+      closeWhenQuiet(() => Date.now() - 1000, () => closed++);
+      assert.equal(closed, 0, "the refusal's own frame goes out first");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(closed, 1);
+    });
 
-  await t.step("cancelled: never", async () => {
-    let closed = 0;
-    const cancel = closeWhenQuiet(() => Date.now(), () => closed++);
-    cancel();
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    assert.equal(closed, 0);
-  });
-});
+    await t.step("a peer that goes on sending for 100 ms: soon after it stops", async () => {
+      const started = Date.now();
+      const after = await closing(() => Math.min(Date.now(), started + 100));
+      assert.ok(after >= 100 && after < LINGER_MS + 200, `closed after ${after} ms`);
+    });
+
+    await t.step("a peer that never stops cannot move the deadline", async () => {
+      const after = await closing(() => Date.now());
+      assert.ok(after >= LINGER_MS - 5 && after < LINGER_MS + 300, `closed after ${after} ms`);
+    });
+
+    await t.step("cancelled: never", async () => {
+      let closed = 0;
+      const cancel = closeWhenQuiet(() => Date.now(), () => closed++);
+      cancel();
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      assert.equal(closed, 0);
+      const quiet = closeWhenQuiet(() => 0, () => closed++);
+      quiet();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(closed, 0, "cancelled before its first check");
+    });
+  },
+);

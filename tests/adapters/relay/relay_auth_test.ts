@@ -5,6 +5,7 @@ import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/remote/wire.ts"
 import { DuplexError } from "../../../src/errors.ts";
 import { serveRelay } from "../../../adapters/relay/mod.ts";
 import { makeTestDir, openSession, startRelay, TestClient, TOKEN } from "./_client.ts";
+import { refusedUpgrade } from "./_upgrade.ts";
 
 Deno.test("relay HTTP and authentication", async (t) => {
   await using env = await startRelay({ tokens: ["other-token", TOKEN] });
@@ -24,8 +25,11 @@ Deno.test("relay HTTP and authentication", async (t) => {
     assert.equal(missing.status, 404);
     await missing.body?.cancel();
     const plain = await fetch(`${http}/v1`);
-    assert.equal(plain.status, 426, "/v1 without an upgrade");
-    await plain.body?.cancel();
+    assert.equal(plain.status, 401, "/v1 without an upgrade, and without a token");
+    assert.equal((await plain.json()).kind, "unauthorized");
+    const asked = await fetch(`${http}/v1`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(asked.status, 426, "/v1 without an upgrade, with a good token");
+    await asked.body?.cancel();
   });
 
   for (
@@ -36,19 +40,19 @@ Deno.test("relay HTTP and authentication", async (t) => {
       ["malformed bearer", [SUBPROTOCOL, "duplex-claude.bearer.!!!"]],
     ] as const
   ) {
-    await t.step(`${name} → unauthorized, 1008, nothing spawned`, async () => {
-      const client = new TestClient(relay.url, [...protocols]);
-      await using _ = client;
-      await client.opened;
-      assert.equal(client.socket.protocol, SUBPROTOCOL);
-      client.send({ t: "hello", v: 1, spawn: {} });
-      assert.equal(await client.closeCode(), CLOSE.policy);
-      const errors = client.texts("error");
-      assert.equal(errors.length, 1);
-      assert.equal(errors[0]!.kind, "unauthorized");
-      assert.equal(client.texts("ready").length, 0);
-      assert.equal(relay.sessionCount, 0);
-    });
+    await t.step(
+      `${name} → unauthorized, HTTP 401 before the upgrade, nothing spawned`,
+      async () => {
+        const client = new TestClient(relay.url, [...protocols]);
+        await using _ = client;
+        await assert.rejects(client.opened, "the handshake fails");
+        assert.equal(client.texts("ready").length, 0);
+        const seen = await refusedUpgrade(relay.url, { protocols });
+        assert.equal(seen.status, 401);
+        assert.equal(seen.kind, "unauthorized");
+        assert.equal(relay.sessionCount, 0);
+      },
+    );
   }
 
   await t.step("the second of several tokens is accepted", async () => {
@@ -62,9 +66,8 @@ Deno.test("relay HTTP and authentication", async (t) => {
   await t.step("an Authorization header is accepted too", async () => {
     const client = new TestClient(relay.url, [SUBPROTOCOL]);
     await using _ = client;
-    await client.opened;
-    client.send({ t: "hello", v: 1 });
-    assert.equal(await client.closeCode(), CLOSE.policy, "a header-less client is refused");
+    await assert.rejects(client.opened, "a header-less client is refused");
+    assert.equal((await refusedUpgrade(relay.url, { token: null })).status, 401);
     const withHeader = new TestClient(relay.url, [SUBPROTOCOL], {
       authorization: `Bearer ${TOKEN}`,
     });
@@ -74,9 +77,13 @@ Deno.test("relay HTTP and authentication", async (t) => {
     assert.equal((await withHeader.next("ready")).resumed, false);
     const wrong = new TestClient(relay.url, [SUBPROTOCOL], { authorization: "Bearer nope" });
     await using _wrong = wrong;
-    await wrong.opened;
-    assert.equal(await wrong.closeCode(), CLOSE.policy);
-    assert.equal(wrong.texts("error")[0]?.kind, "unauthorized");
+    await assert.rejects(wrong.opened);
+    const seen = await refusedUpgrade(relay.url, {
+      token: null,
+      headers: { authorization: "Bearer nope" },
+    });
+    assert.equal(seen.kind, "unauthorized");
+    assert.match(seen.message, /bearer token is wrong/);
   });
 
   await t.step("no duplex-claude.v1 subprotocol → upgrade refused", async () => {

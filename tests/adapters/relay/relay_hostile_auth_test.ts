@@ -1,14 +1,19 @@
 /**
  * The hostile-client suite, part 1: credentials and origins. Every attempt
- * is refused with its reason (an `error` message, then a close whose reason
- * says the same) and no `claude` is started: the stand-in CLI logs each start.
+ * is refused before any WebSocket, with HTTP 401 (a credential) or 403 (an
+ * origin) and its reason in the body, so that no frame of such a client is
+ * ever read (see part 3, memory); no `claude` is started: the stand-in CLI
+ * logs each start. The same URL, asked over plain HTTP with the token in an
+ * `Authorization` header, says the same: a client whose handshake failed
+ * (a browser sees only a close 1006) reads why there.
  */
 
 import assert from "node:assert/strict";
 import { SignJWT, UnsecuredJWT } from "npm:jose@6.2.18";
 import { mintRelayToken } from "../../../adapters/relay/mod.ts";
 import { CLOSE } from "../../../src/remote/wire.ts";
-import { refusalOf, type SeenRefusal, startRelay, TestClient, TOKEN } from "./_client.ts";
+import { refusalOf, startRelay, TestClient, TOKEN } from "./_client.ts";
+import { type RefusedUpgrade, refusedUpgrade } from "./_upgrade.ts";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
 
 const SECRET = "hostile-suite-secret-0123456789abcdef";
@@ -22,9 +27,10 @@ function encodePart(value: unknown): string {
     .replace(/=+$/, "");
 }
 
-function unauthorized(seen: SeenRefusal, why: RegExp): void {
+function unauthorized(seen: RefusedUpgrade, why: RegExp): void {
   assert.equal(seen.kind, "unauthorized");
-  assert.equal(seen.code, CLOSE.policy);
+  assert.equal(seen.status, 401);
+  assert.match(seen.headers.get("www-authenticate") ?? "", /^Bearer realm=/);
   assert.match(seen.message, /^Cannot connect to the relay: /);
   assert.match(seen.message, why);
 }
@@ -136,23 +142,60 @@ Deno.test("hostile clients: bad credentials are refused, nothing spawned", async
     ["an over-long token", `${"a".repeat(9000)}.${body}.${signature}`, /longer than 8192/],
   ];
   for (const [name, token, why] of cases) {
-    await t.step(`${name} → unauthorized, 1008, the reason`, async () => {
-      unauthorized(await refusalOf(url, { token }), why);
+    await t.step(`${name} → unauthorized, HTTP 401, the reason`, async () => {
+      unauthorized(await refusedUpgrade(url, { token }), why);
       assert.equal(env.relay.sessionCount, 0);
     });
   }
 
   await t.step("a wrong Authorization header → unauthorized", async () => {
-    const seen = await refusalOf(url, { token: null, headers: { authorization: "Bearer nope" } });
+    const seen = await refusedUpgrade(url, {
+      token: null,
+      headers: { authorization: "Bearer nope" },
+    });
     unauthorized(seen, /bearer token is wrong/);
   });
 
-  await t.step("a resume with a bad token is refused as unauthorized, not looked up", async () => {
-    const seen = await refusalOf(url, {
-      token: "nope",
-      send: (client) => client.send({ t: "hello", v: 1, resume: { session: "x", after: 0 } }),
+  await t.step("a WebSocket with a bad token never opens: not a frame is exchanged", async () => {
+    const client = new TestClient(url, [SUBPROTOCOL, bearerProtocol("nope")]);
+    await using _ = client;
+    await assert.rejects(client.opened, /WebSocket error/);
+    await client.closed;
+    assert.deepEqual(client.received, []);
+  });
+
+  await t.step("a resume with a bad token cannot even be sent: refused before", async () => {
+    // The relay answers the upgrade request itself: no hello, and so no lookup, can follow.
+    unauthorized(await refusedUpgrade(url, { token: "nope" }), /bearer token is wrong/);
+  });
+
+  await t.step("the same URL over plain HTTP says why (what remote() asks)", async () => {
+    const http = url.replace(/^ws/, "http");
+    const asked = (headers: Record<string, string>) => fetch(http, { headers });
+    const wrong = await asked({ authorization: "Bearer nope" });
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.headers.get("access-control-allow-origin"), "*");
+    const body = await wrong.json();
+    assert.equal(body.t, "error");
+    assert.equal(body.kind, "unauthorized");
+    assert.match(body.message, /bearer token is wrong/);
+    const origin = await asked({ authorization: `Bearer ${good}`, origin: "https://evil.example" });
+    assert.equal(origin.status, 403);
+    assert.equal((await origin.json()).kind, "not_permitted");
+    const fine = await asked({ authorization: `Bearer ${good}`, origin: APP });
+    assert.equal(fine.status, 426, "good credentials: only the upgrade is missing");
+    await fine.body?.cancel();
+    const preflight = await fetch(http, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://elsewhere.example",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "authorization",
+      },
     });
-    unauthorized(seen, /bearer token is wrong/);
+    assert.equal(preflight.status, 204, "a browser may ask from another origin");
+    assert.equal(preflight.headers.get("access-control-allow-headers"), "authorization");
+    await preflight.body?.cancel();
   });
 
   for (
@@ -164,10 +207,10 @@ Deno.test("hostile clients: bad credentials are refused, nothing spawned", async
       "null",
     ]
   ) {
-    await t.step(`Origin ${origin} → not_permitted, 1008, even with a good token`, async () => {
-      const seen = await refusalOf(url, { token: good, headers: { origin } });
+    await t.step(`Origin ${origin} → not_permitted, HTTP 403, even with a good token`, async () => {
+      const seen = await refusedUpgrade(url, { token: good, headers: { origin } });
       assert.equal(seen.kind, "not_permitted");
-      assert.equal(seen.code, CLOSE.policy);
+      assert.equal(seen.status, 403);
       assert.match(
         seen.message,
         new RegExp(`origin ${origin.replaceAll(".", "\\.")} is not in its allowedOrigins`),
@@ -201,7 +244,7 @@ Deno.test("hostile clients: maxTokenLifetimeSeconds bounds what a scoped token m
   await using env = await startRelay({ secrets: [SECRET], maxTokenLifetimeSeconds: 600 });
   const url = env.relay.url;
   const hour = await mintRelayToken({ secret: SECRET, subject: "alice", ttlSeconds: 3600 });
-  const seen = await refusalOf(url, { token: hour });
+  const seen = await refusedUpgrade(url, { token: hour });
   unauthorized(seen, /lifetime \(exp - iat\) is 3600 s, over the maximum of 600 s/);
   const short = await mintRelayToken({ secret: SECRET, subject: "alice", ttlSeconds: 600 });
   const client = new TestClient(url, [SUBPROTOCOL, bearerProtocol(short)]);

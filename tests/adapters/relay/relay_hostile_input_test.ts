@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { CLOSE } from "../../../src/remote/wire.ts";
-import { makeTestDir, refusalOf, startRelay, TestClient } from "./_client.ts";
+import { makeTestDir, refusalOf, startRelay, TestClient, TOKEN } from "./_client.ts";
+import { bearerProtocol } from "../../../src/remote/wire.ts";
 
 /** Sends a hello with this spawn request. */
 function spawning(spawn: unknown): (client: TestClient) => void {
@@ -191,7 +192,7 @@ Deno.test("hostile clients: oversize and malformed frames", async (t) => {
   });
 });
 
-/** Sends an upgrade request on a raw TCP connection and reads the response head. */
+/** Sends an upgrade request (with the token) on a raw TCP connection and reads the response head. */
 async function upgradeStatus(port: number): Promise<{ status: number; body: string }> {
   const connection = await Deno.connect({ hostname: "127.0.0.1", port });
   try {
@@ -202,7 +203,7 @@ async function upgradeStatus(port: number): Promise<{ status: number; body: stri
       "Connection: Upgrade",
       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
       "Sec-WebSocket-Version: 13",
-      "Sec-WebSocket-Protocol: duplex-claude.v1",
+      `Sec-WebSocket-Protocol: duplex-claude.v1, ${bearerProtocol(TOKEN)}`,
       "",
       "",
     ].join("\r\n");

@@ -5,8 +5,8 @@
 
 import assert from "node:assert/strict";
 import { mintRelayToken } from "../../../adapters/relay/mod.ts";
-import { CLOSE } from "../../../src/remote/wire.ts";
-import { COUNTED_CLI, makeTestDir, refusalOf, spawnCount, TestClient } from "./_client.ts";
+import { COUNTED_CLI, makeTestDir, spawnCount, TestClient } from "./_client.ts";
+import { refusedUpgrade } from "./_upgrade.ts";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
 import { startProgram } from "./_relay_program.ts";
 
@@ -51,18 +51,18 @@ Deno.test("deno task relay reads DUPLEX_RELAY_SECRETS and DUPLEX_RELAY_ORIGINS",
       "an origin it does not list is refused; so is a token of another secret",
       async () => {
         const token = await mintRelayToken({ secret: SECRET, subject: "u", ttlSeconds: 60 });
-        const origin = await refusalOf(relay.url, {
+        const origin = await refusedUpgrade(relay.url, {
           token,
           headers: { origin: "https://evil.example" },
         });
         assert.equal(origin.kind, "not_permitted");
-        assert.equal(origin.code, CLOSE.policy);
+        assert.equal(origin.status, 403, "refused before the upgrade");
         const stranger = await mintRelayToken({
           secret: "x".repeat(40),
           subject: "u",
           ttlSeconds: 60,
         });
-        assert.equal((await refusalOf(relay.url, { token: stranger })).kind, "unauthorized");
+        assert.equal((await refusedUpgrade(relay.url, { token: stranger })).kind, "unauthorized");
       },
     );
 

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { serveRelay } from "../../../adapters/relay/mod.ts";
 import type { SpanRecord } from "../../../src/telemetry/telemetry_options.ts";
 import { makeTestDir, refusalOf, TestClient, TOKEN, userLine } from "./_client.ts";
+import { refusedUpgrade } from "./_upgrade.ts";
 import { everything, Otel, otel, parentOf, type ReadableSpan, tracedRelay } from "./_traced.ts";
 
 const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
@@ -217,7 +218,7 @@ Deno.test("relay telemetry: refusals by kind, flow-control stalls, live sessions
       maxPendingConnections: 1,
     });
     const { url } = setup.relay;
-    assert.equal((await refusalOf(url, { token: "wrong-token" })).kind, "unauthorized");
+    assert.equal((await refusedUpgrade(url, { token: "wrong-token" })).kind, "unauthorized");
     const refused = await refusalOf(url, {
       send: (client) =>
         client.send({ t: "hello", v: 1, spawn: { model: "opus" }, trace: CLIENT_TRACE }),
@@ -238,7 +239,8 @@ Deno.test("relay telemetry: refusals by kind, flow-control stalls, live sessions
     const unauthorized = byKind.get("unauthorized");
     assert.equal(unauthorized?.status.code, otel.SpanStatusCode.ERROR);
     assert.equal(unauthorized?.attributes["claude.relay.connection.outcome"], "refused");
-    assert.equal(unauthorized?.attributes["claude.relay.close.code"], 1008);
+    // Refused before the upgrade: an HTTP status, no WebSocket to close.
+    assert.equal(unauthorized?.attributes["http.response.status_code"], 401);
     assert.equal(parentOf(unauthorized), undefined, "no hello: a root span");
     assert.equal(parentOf(byKind.get("not_permitted")), CLIENT_SPAN, "after the hello: its trace");
     assert.equal(byKind.get("none")?.attributes["claude.relay.connection.outcome"], "closed");

@@ -92,16 +92,43 @@ export class Connection {
   }
 }
 
+/** A request the fake relay got: an upgrade, or a plain one. */
+export interface SeenRequest {
+  readonly method: string;
+  readonly upgrade: boolean;
+  readonly authorization: string | null;
+}
+
+/** Options of {@linkcode FakeRelay}. */
+export interface FakeRelayOptions {
+  /** The subprotocol it picks (default: `duplex-claude.v1` when offered). */
+  readonly protocol?: string;
+  /**
+   * Answers a request instead of upgrading it, when it returns a response
+   * (a relay that refuses before the upgrade, with HTTP 401 / 403).
+   */
+  readonly answer?: (request: Request) => Response | undefined;
+}
+
 /** A fake relay: each accepted connection is handed to `onConnection`. */
 export class FakeRelay {
   readonly url: string;
   readonly connections: Connection[] = [];
+  /** Every request, in order (upgrades, and the plain ones a refused client makes). */
+  readonly requests: SeenRequest[] = [];
   readonly #server: Deno.HttpServer;
   #waiting: ((connection: Connection) => void)[] = [];
   readonly #unclaimed: Connection[] = [];
 
-  constructor(options: { protocol?: string } = {}) {
+  constructor(options: FakeRelayOptions = {}) {
     this.#server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+      this.requests.push({
+        method: request.method,
+        upgrade: request.headers.get("upgrade")?.toLowerCase() === "websocket",
+        authorization: request.headers.get("authorization"),
+      });
+      const answer = options.answer?.(request);
+      if (answer !== undefined) return answer;
       const offered = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) =>
         p.trim()
       );

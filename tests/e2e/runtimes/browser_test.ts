@@ -64,6 +64,9 @@ runtimeTest(
         assert.equal(result.ok, false);
         assert.equal(result.name, "DuplexError");
         assert.equal(result.kind, "unauthorized", JSON.stringify(result));
+        // The relay refuses before the upgrade (HTTP 401); the page's WebSocket sees only a
+        // close 1006, and the client reads the reason with one plain GET (CORS) of the URL.
+        assert.match(String(result.message), /the bearer token is wrong/);
       });
 
       await t.step("closing the browser leaves none of its processes running", async () => {
