@@ -2,8 +2,10 @@
 /**
  * Helpers of the failover test and bench: relays as separate processes
  * (`_failover_relay.ts`, each leading its own process group), a real
- * HAProxy in front of them routing by a conversation key in the URL query,
- * and what a test needs to kill a host and check nothing of it is left.
+ * HAProxy in front of them with the project's own configuration
+ * (`examples/relay/haproxy.cfg`: header and idle timeouts, per-source limits,
+ * health checks, routing by a conversation key in the URL query), and what a
+ * test needs to kill a host and check nothing of it is left.
  *
  * @module
  */
@@ -15,6 +17,10 @@ import { postgresStatus } from "../stores/_postgres_server.ts";
 const DECODER = new TextDecoder();
 const RELAY_PROGRAM = decodeURIComponent(new URL("./_failover_relay.ts", import.meta.url).pathname);
 const CONFIG = decodeURIComponent(new URL("../../deno.json", import.meta.url).pathname);
+/** The HAProxy configuration the project ships for a relay that faces the internet. */
+export const HAPROXY_CONFIG: string = decodeURIComponent(
+  new URL("../../examples/relay/haproxy.cfg", import.meta.url).pathname,
+);
 /** The URL query parameter HAProxy routes by. */
 export const CONVERSATION_PARAM = "conversation";
 
@@ -225,49 +231,52 @@ export interface Balancer extends AsyncDisposable {
   urlFor(conversation: string): string;
 }
 
+/** How {@linkcode startHaproxy} tunes the shipped configuration (its environment variables). */
+export interface HaproxyOptions {
+  /**
+   * The health check's interval, failures to mark a relay down, successes
+   * to mark it up. Default: every 200 ms, one of each (a failover test
+   * wants a killed relay out at once); the configuration's own is 2 s, 2, 2.
+   */
+  readonly check?: { readonly interval: string; readonly fall: number; readonly rise: number };
+}
+
 /**
- * Starts HAProxy on a free loopback port in front of relays: `balance
- * url_param conversation` with `hash-type consistent`, health checks on
- * `/health` every 200 ms (one failure marks a relay down, one success up),
- * and a retry redispatched to another relay when a connection fails.
+ * Starts HAProxy on a free loopback port in front of relays, with
+ * `examples/relay/haproxy.cfg` as shipped: its server line replaced by one
+ * per relay, its address and health-check pace set through the environment
+ * variables it reads (`balance url_param conversation`, `hash-type
+ * consistent`, a failed connection redispatched to another relay, checks of
+ * `/health` expecting `"ok":true`).
  *
  * @param relayPorts The relays' ports.
  * @param dir A folder for its configuration file.
+ * @param options The health checks' pace.
  * @returns The balancer; disposing of it stops it.
  */
-export async function startHaproxy(relayPorts: readonly number[], dir: string): Promise<Balancer> {
+export async function startHaproxy(
+  relayPorts: readonly number[],
+  dir: string,
+  options: HaproxyOptions = {},
+): Promise<Balancer> {
   const port = freePort();
-  const servers = relayPorts.map((relay, i) =>
-    `  server relay${i} 127.0.0.1:${relay} check inter 200 fall 1 rise 1`
-  );
+  const shipped = await Deno.readTextFile(HAPROXY_CONFIG);
+  const serverLine = /^\s*server relay1 .*$/m;
+  if (!serverLine.test(shipped)) {
+    throw new Error(`Cannot use ${HAPROXY_CONFIG}: it has no "server relay1" line to replace`);
+  }
+  const servers = relayPorts.map((relay, i) => `  server relay${i + 1} 127.0.0.1:${relay}`);
   const file = `${dir}/haproxy.cfg`;
-  await Deno.writeTextFile(
-    file,
-    [
-      "global",
-      "  maxconn 200",
-      "defaults",
-      "  mode http",
-      "  timeout connect 1s",
-      "  timeout client 60s",
-      "  timeout server 60s",
-      "  timeout tunnel 60s",
-      "  retries 3",
-      "  option redispatch 1",
-      "frontend relays_in",
-      `  bind 127.0.0.1:${port}`,
-      "  default_backend relays",
-      "backend relays",
-      `  balance url_param ${CONVERSATION_PARAM}`,
-      "  hash-type consistent",
-      "  option httpchk GET /health",
-      "  http-check expect status 200",
-      ...servers,
-      "",
-    ].join("\n"),
-  );
+  await Deno.writeTextFile(file, shipped.replace(serverLine, servers.join("\n")));
+  const check = options.check ?? { interval: "200ms", fall: 1, rise: 1 };
   const child = new Deno.Command("haproxy", {
     args: ["-f", file, "-db"],
+    env: {
+      DUPLEX_PROXY_BIND: `127.0.0.1:${port}`,
+      DUPLEX_PROXY_CHECK_INTERVAL: check.interval,
+      DUPLEX_PROXY_CHECK_FALL: String(check.fall),
+      DUPLEX_PROXY_CHECK_RISE: String(check.rise),
+    },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -1,7 +1,9 @@
 /**
  * Many hosts, on the real CLI (offline, against the fake API): two relay
  * processes (each its own config folder) sharing one PostgreSQL, behind a
- * real HAProxy that routes by the conversation key in the URL. The relay a
+ * real HAProxy with the configuration the project ships
+ * (`examples/relay/haproxy.cfg`, its server lines and health-check pace
+ * set by the test), which routes by the conversation key in the URL. The relay a
  * conversation is on is killed with SIGKILL, its CLI too (nothing of it is
  * left); the client's next connection lands on the other relay, which
  * resumes the conversation from the store: the model's next request carries
