@@ -13,6 +13,8 @@ const FAILED: DuplexErrorKind = "store_failed";
 
 /* SQLSTATE undefined_table: the schema was not created. */
 const UNDEFINED_TABLE = "42P01";
+/* SQLSTATE undefined_column: the tables are an earlier version's (no keys' seq). */
+const UNDEFINED_COLUMN = "42703";
 
 /** What an operation is, for its messages: "append to", "load from", …. */
 export interface Operation {
@@ -26,9 +28,22 @@ export interface Operation {
   readonly timeoutMs: number;
   /** When the call must be over (`performance.now()` time). */
   readonly deadline: number;
-  /** True when the tables are created on first use (else a missing table gets a hint). */
+  /** True when the tables are created on first use (else a missing table or column gets a hint). */
   readonly createSchema: boolean;
 }
+
+/* With createSchema: false, what to do about a missing table or column. */
+const HINTS = new Map<unknown, string>([
+  [
+    UNDEFINED_TABLE,
+    ": create the tables first (postgresSessionStoreSchema()) or pass createSchema: true",
+  ],
+  [
+    UNDEFINED_COLUMN,
+    ": the tables are of an earlier version of the store; migrate them " +
+    "(postgresSessionStoreSchema() adds what is missing) or pass createSchema: true",
+  ],
+]);
 
 function describe(error: unknown): { text: string; code: unknown } {
   if (error instanceof Error) {
@@ -45,9 +60,7 @@ function describe(error: unknown): { text: string; code: unknown } {
 export function failure(op: Operation, error: unknown): DuplexError {
   if (error instanceof DuplexError) return error;
   const { text, code } = describe(error);
-  const hint = code === UNDEFINED_TABLE && !op.createSchema
-    ? ": create the tables first (postgresSessionStoreSchema()) or pass createSchema: true"
-    : "";
+  const hint = op.createSchema ? "" : HINTS.get(code) ?? "";
   const shown = typeof code === "string" && !text.includes(code) ? ` (${code})` : "";
   return new DuplexError(
     FAILED,

@@ -6,18 +6,20 @@ export const DEFAULT_TABLE = "claude_session_entries";
 
 /* Identifiers cannot be bound as parameters: only these reach SQL text. */
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/* PostgreSQL truncates names beyond 63 bytes; the other tables add "_keys" and "_proj". */
+/* PostgreSQL truncates names beyond 63 bytes; the keys table and its index add "_keys", "_kidx". */
 const MAX_TABLE = 63 - "_keys".length;
 const MAX_SCHEMA = 63;
 
-/** The quoted, qualified names of the store's three tables. */
+/** The quoted, qualified names of the store's two tables and its index. */
 export interface TableNames {
   /** The entries table, like `"claude_session_entries"` or `"app"."claude_session_entries"`. */
   readonly entries: string;
-  /** The keys table (one row per transcript, with its mtime). */
+  /** The keys table (one row per transcript, with its mtime and its last append's seq). */
   readonly keys: string;
-  /** The projects table (one row per project: the last mtime stamped in it). */
-  readonly projects: string;
+  /** The keys table's index of a project's main transcripts, newest first. */
+  readonly index: string;
+  /** The index's name alone, quoted (CREATE INDEX takes no schema: the table's). */
+  readonly indexName: string;
   /** Unquoted `schema.table`, for messages and the advisory lock. */
   readonly label: string;
   /** The schema, unquoted, if one was given. */
@@ -51,7 +53,8 @@ export function tableNames(options: { table?: unknown; schema?: unknown }): Tabl
   return {
     entries: `${prefix}"${table}"`,
     keys: `${prefix}"${table}_keys"`,
-    projects: `${prefix}"${table}_proj"`,
+    index: `${prefix}"${table}_kidx"`,
+    indexName: `"${table}_kidx"`,
     label: schema === undefined ? table : `${schema}.${table}`,
     schema,
     table,

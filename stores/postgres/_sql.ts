@@ -9,11 +9,22 @@
 
 import type { TableNames } from "./_names.ts";
 
+/* A literal of a quoted, qualified name, for to_regclass and the like. */
+function literal(name: string): string {
+  return `'${name.replaceAll("'", "''")}'`;
+}
+
+/* The entries table's bigserial sequence: its numbers order the keys' appends too. */
+function serial(names: TableNames): string {
+  return `pg_get_serial_sequence(${literal(names.entries)}, 'seq')`;
+}
+
 /**
- * The DDL, one statement per item, idempotent (IF NOT EXISTS, ON CONFLICT DO
- * NOTHING). The projects table came after the other two: on a database made
- * before it, the last statement starts each project's clock at the newest
- * mtime its keys hold, so that later stamps come after every earlier one.
+ * The DDL, one statement per item, idempotent (IF NOT EXISTS, WHERE seq IS
+ * NULL). A keys table of the previous version has no `seq`: it is added,
+ * and each transcript takes its last entry's sequence number (the order of
+ * the appends, in the same numbering as the new stamps), so that sessions
+ * stamped in one millisecond list in append order from then on.
  */
 export function schemaStatements(names: TableNames): string[] {
   return [
@@ -32,23 +43,27 @@ export function schemaStatements(names: TableNames): string[] {
   session_id  text   NOT NULL,
   subpath     text   NOT NULL,     -- '' for the main transcript
   mtime       bigint NOT NULL,     -- the last append, Unix epoch ms (the server's clock)
+  seq         bigint,              -- the last append's number (the entries' sequence)
   PRIMARY KEY (project_key, session_id, subpath)
 )`,
-    `CREATE TABLE IF NOT EXISTS ${names.projects} (
-  project_key text   NOT NULL PRIMARY KEY,
-  mtime       bigint NOT NULL      -- the last mtime stamped in the project: the next is past it
-)`,
-    `INSERT INTO ${names.projects} (project_key, mtime)
-SELECT project_key, max(mtime) FROM ${names.keys} GROUP BY project_key
-ON CONFLICT (project_key) DO NOTHING`,
+    `ALTER TABLE ${names.keys} ADD COLUMN IF NOT EXISTS seq bigint`,
+    `UPDATE ${names.keys} AS k SET seq = (SELECT max(e.seq) FROM ${names.entries} AS e
+  WHERE e.project_key = k.project_key AND e.session_id = k.session_id AND e.subpath = k.subpath)
+WHERE k.seq IS NULL`,
+    `CREATE INDEX IF NOT EXISTS ${names.indexName}
+ON ${names.keys} (project_key, mtime DESC, seq DESC NULLS LAST) WHERE subpath = ''`,
   ];
 }
 
-/** The three tables exist: `ok` is 't' (to_regclass of a missing table is NULL). */
+/**
+ * The schema is this version's: `ok` is 't' when both tables, the keys'
+ * `seq` column and its index exist (to_regclass of a missing one is NULL).
+ */
 export function existsQuery(names: TableNames): string {
-  const exists = (name: string) => `to_regclass('${name.replaceAll("'", "''")}') IS NOT NULL`;
-  const all = [names.entries, names.keys, names.projects].map(exists).join(" AND ");
-  return `SELECT (${all})::text AS ok`;
+  const exists = (name: string) => `to_regclass(${literal(name)}) IS NOT NULL`;
+  const all = [names.entries, names.keys, names.index].map(exists).join(" AND ");
+  return `SELECT (${all} AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = ` +
+    `to_regclass(${literal(names.keys)}) AND attname = 'seq' AND NOT attisdropped))::text AS ok`;
 }
 
 /**
@@ -62,30 +77,28 @@ export const LOCK = "SELECT pg_advisory_xact_lock(hashtext('@duplex/claude store
 const NOW_MS = "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
 /**
- * One append, one statement (atomic on its own). First the project's row:
- * its row lock orders the appends of one project (to any of its keys, from
- * any host) and is held to the commit, and its mtime moves to the server's
- * clock or one past its last stamp (past the key's own too), so mtimes are
- * strictly increasing across the project, in commit order. Then the key's
- * row takes that stamp (one past its own at least: a writer of the
- * previous version does not move the project's row), then the batch is
- * inserted in array order, a uuid already stored skipped; sequence order is
- * commit order.
+ * One append, one statement (atomic on its own), which locks no row but
+ * its key's. The key's row first: its mtime is the server's clock, or
+ * the newest mtime of the project's main transcripts when that is ahead
+ * (a plain read of the index, no lock: it sees every append that
+ * committed before this one started), or one past its own: strictly
+ * increasing per key, and never below an earlier append's of the project.
+ * Its seq is a number of the entries' sequence (nextval neither waits nor
+ * rolls back: an append that finished before another started has the
+ * smaller one), so sessions of one millisecond list in append order. The
+ * key's row lock orders concurrent appends to one key, so its entries'
+ * sequence order is commit order. Then the batch, in array order, a uuid
+ * already stored skipped.
  * $1-$3: project key, session id, subpath; $4: a JSON array of
  * [uuid or null, the entry's JSON text] pairs.
  */
 export function appendStatement(names: TableNames): string {
-  return `WITH p AS (
-  INSERT INTO ${names.projects} AS p (project_key, mtime)
-  VALUES ($1, greatest(${NOW_MS}, (SELECT mtime + 1 FROM ${names.keys}
-    WHERE project_key = $1 AND session_id = $2 AND subpath = $3)))
-  ON CONFLICT (project_key) DO UPDATE SET mtime = greatest(excluded.mtime, p.mtime + 1)
-  RETURNING p.mtime
-), k AS (
-  INSERT INTO ${names.keys} AS k (project_key, session_id, subpath, mtime)
-  SELECT $1, $2, $3, p.mtime FROM p
+  return `WITH k AS (
+  INSERT INTO ${names.keys} AS k (project_key, session_id, subpath, mtime, seq)
+  VALUES ($1, $2, $3, greatest(${NOW_MS}, (SELECT max(n.mtime) FROM ${names.keys} AS n
+    WHERE n.project_key = $1 AND n.subpath = '')), nextval(${serial(names)}))
   ON CONFLICT (project_key, session_id, subpath)
-  DO UPDATE SET mtime = greatest(excluded.mtime, k.mtime + 1)
+  DO UPDATE SET mtime = greatest(excluded.mtime, k.mtime + 1), seq = excluded.seq
   RETURNING 1
 )
 INSERT INTO ${names.entries} (project_key, session_id, subpath, uuid, entry)
@@ -102,17 +115,14 @@ WHERE project_key = $1 AND session_id = $2 AND subpath = $3 ORDER BY seq`;
 }
 
 /**
- * A project's main transcripts and their mtimes, newest first. Stamps of
- * this version never tie within a project; rows of the previous version
- * can (two keys appended in one millisecond), and go by their last entry's
- * sequence number (append order), then by session id. $1: the project key.
+ * A project's main transcripts and their mtimes, newest first: by mtime,
+ * then, among sessions of one millisecond, by their last append's number
+ * (append order); rows a writer of the previous version added (no seq)
+ * after those, then by session id. $1: the project key.
  */
 export function listSessionsQuery(names: TableNames): string {
-  return `SELECT k.session_id AS sid, k.mtime::text AS mtime FROM ${names.keys} AS k
-WHERE k.project_key = $1 AND k.subpath = ''
-ORDER BY k.mtime DESC, (SELECT max(e.seq) FROM ${names.entries} AS e
-  WHERE e.project_key = k.project_key AND e.session_id = k.session_id AND e.subpath = '')
-  DESC NULLS LAST, k.session_id`;
+  return `SELECT session_id AS sid, mtime::text AS mtime FROM ${names.keys}
+WHERE project_key = $1 AND subpath = '' ORDER BY mtime DESC, seq DESC NULLS LAST, session_id`;
 }
 
 /** A session's subpaths. $1, $2: project key and session id. */

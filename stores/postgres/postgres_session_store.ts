@@ -22,8 +22,9 @@ import * as q from "./_sql.ts";
 /** Options of {@linkcode PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
   /**
-   * The entries table; the store also uses `<table>_keys` and `<table>_proj`. Letters, digits
-   * and `_` only (it is spliced into SQL, quoted), at most 58 characters.
+   * The entries table; the store also uses `<table>_keys` (and its index
+   * `<table>_kidx`). Letters, digits and `_` only (it is spliced into SQL,
+   * quoted), at most 58 characters.
    *
    * @default {"claude_session_entries"}
    */
@@ -35,9 +36,10 @@ export interface PostgresSessionStoreOptions {
   readonly schema?: string;
   /**
    * Create the tables on first use (`CREATE TABLE IF NOT EXISTS` under an
-   * advisory lock, so hosts starting together do not race), the projects
-   * table too on a database of an earlier version that lacks it. With
-   * `false`, create them yourself from {@linkcode postgresSessionStoreSchema}.
+   * advisory lock, so hosts starting together do not race), and migrate
+   * the tables of an earlier version (which lack the keys' `seq` column).
+   * With `false`, create or migrate them yourself from
+   * {@linkcode postgresSessionStoreSchema}.
    *
    * @default {true}
    */
@@ -61,18 +63,22 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  * nothing in the package depends on it ({@linkcode PostgresClient} is the
  * few members the store calls).
  *
- * - Three tables: `<table>` holds one row per entry (its JSON text in a
+ * - Two tables: `<table>` holds one row per entry (its JSON text in a
  *   `json` column, so it loads back exactly as appended, NUL escapes
  *   included), ordered by a `bigserial`; `<table>_keys` one row per
  *   transcript with its modification time (integer Unix ms, from the
- *   server's clock); `<table>_proj` one row per project, the last mtime
- *   stamped in it.
- * - `mtime` is strictly increasing across a project, in commit order (an
- *   append that resolved before another started has the smaller one, even
- *   within one millisecond, from any host), so `listSessions`, newest first,
- *   lists sessions in the order they were last appended to. The price: the
- *   appends of one project, to any of its keys, commit one at a time (they
- *   queue on the project's row).
+ *   server's clock) and the number of its last append (from the entries'
+ *   sequence).
+ * - `mtime` is strictly increasing per key and never below the mtime of an
+ *   append to the project that finished before (it is the server's clock,
+ *   or the project's newest mtime when that is ahead), and `listSessions`
+ *   lists newest first: by mtime, then by append number. So the listing, as
+ *   it comes or stably sorted by mtime (as the official SDK sorts it), is
+ *   the order in which sessions were last appended to, within one
+ *   millisecond too, from any host (an append that finished before another
+ *   started is listed after it). Two sessions may share an mtime. Appends
+ *   lock nothing but their key's row: the appends of one project, to its
+ *   many keys, run at once.
  * - `append` is one statement, so a batch lands whole or not at all; an
  *   entry whose `uuid` is already stored under the key is skipped (a
  *   unique index and `ON CONFLICT DO NOTHING`), one without a `uuid` is
@@ -200,9 +206,9 @@ export class PostgresSessionStore implements SessionStore {
   /**
    * Lists a project's main transcripts with their modification times (the
    * last append, integer Unix ms from the server's clock, strictly
-   * increasing across the project), newest first: the last appended to
-   * first (sessions of an earlier version stamped in one millisecond go by
-   * their last entry, then by id).
+   * increasing per key), newest first: the last appended to first, within
+   * one millisecond too (sessions of one millisecond go by their last
+   * append's number; stably sorted by mtime, the order stays).
    *
    * @param projectKey The project.
    * @returns The sessions; none for an unknown project.

@@ -11,7 +11,7 @@ import { schemaStatements } from "./_sql.ts";
 /** Options of {@linkcode postgresSessionStoreSchema}: the names the store is given. */
 export interface PostgresSessionStoreSchemaOptions {
   /**
-   * The entries table (the others are `<table>_keys` and `<table>_proj`).
+   * The entries table (the keys table is `<table>_keys`, its index `<table>_kidx`).
    *
    * @default {"claude_session_entries"}
    */
@@ -21,14 +21,17 @@ export interface PostgresSessionStoreSchemaOptions {
 }
 
 /**
- * The SQL that creates the store's three tables, for operators who run
- * migrations themselves and give the store `createSchema: false` (a role
- * without `CREATE` then only needs `SELECT, INSERT, UPDATE, DELETE` on the
- * three tables and `USAGE` on the entries table's sequence). Idempotent
- * (`IF NOT EXISTS`); the same statements the store runs on first use. It
- * also migrates a database of an earlier version, which had no
- * `<table>_proj`: it creates it and starts each project's clock at the
- * newest mtime stored (run it again there before the new version appends).
+ * The SQL that creates the store's two tables and the keys' index, for
+ * operators who run migrations themselves and give the store
+ * `createSchema: false` (a role without `CREATE` then only needs
+ * `SELECT, INSERT, UPDATE, DELETE` on both tables and `USAGE` on the
+ * entries table's sequence). Idempotent (`IF NOT EXISTS`); the same
+ * statements the store runs on first use. It also migrates the tables of
+ * an earlier version, whose keys table has no `seq` column: it adds it,
+ * gives each transcript its last entry's sequence number (so that sessions
+ * stamped in one millisecond list in append order) and adds the index;
+ * until it has run, a store of this version with `createSchema: false`
+ * refuses to append or list, naming the missing column.
  *
  * @param options The table and schema names.
  * @returns The statements, `;`-terminated.
@@ -42,7 +45,7 @@ export interface PostgresSessionStoreSchemaOptions {
  * const sql = postgresSessionStoreSchema({ schema: "app", table: "transcripts" });
  * assert.match(sql, /CREATE TABLE IF NOT EXISTS "app"\."transcripts" \(/);
  * assert.match(sql, /CREATE TABLE IF NOT EXISTS "app"\."transcripts_keys" \(/);
- * assert.match(sql, /CREATE TABLE IF NOT EXISTS "app"\."transcripts_proj" \(/);
+ * assert.match(sql, /ALTER TABLE "app"\."transcripts_keys" ADD COLUMN IF NOT EXISTS seq bigint/);
  * ```
  */
 export function postgresSessionStoreSchema(

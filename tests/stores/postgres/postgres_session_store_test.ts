@@ -2,7 +2,8 @@
  * `PostgresSessionStore` on a real PostgreSQL (one throwaway server for the
  * file): the SessionStore contract, then what only PostgreSQL shows —
  * several clients at once, schema creation racing, big transcripts, exact
- * text, the server's mtime, schemas and migrations, clients with transforms.
+ * text, schemas and migrations, clients with transforms (the listing's
+ * order: postgres_listing_order_test.ts).
  *
  * @module
  */
@@ -149,77 +150,19 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
     );
 
     await t.step(
-      "mtime is the server's clock in integer ms, strictly increasing across the project; newest listed first",
+      "a database of the previous version (no keys' seq, mtimes that tie) is migrated",
       async () => {
-        const store = new PostgresSessionStore(sql, { table: "mtimes" });
-        const seen: number[] = [];
-        for (let i = 0; i < 20; i++) {
-          await store.append(KEY, [{ type: "x", i }]);
-          const [ref] = await store.listSessions(KEY.projectKey);
-          seen.push(ref!.mtime);
-        }
-        const [row] =
-          await sql`SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now`;
-        assert.ok(
-          seen.every((m, i) => Number.isSafeInteger(m) && (i === 0 || m > seen[i - 1]!)),
-          `${seen}`,
-        );
-        assert.ok(Math.abs(Number(row?.now) - seen.at(-1)!) < 5_000, "near the server's clock");
-        // Back to back: c and d (and the second b) are often stamped in one millisecond.
-        for (const id of ["b", "c", "d", "b"]) {
-          await store.append({ ...KEY, sessionId: id }, [{ type: "x" }]);
-        }
-        const listed = await store.listSessions(KEY.projectKey);
-        assert.deepEqual(
-          listed.map((s) => s.sessionId),
-          ["b", "d", "c", KEY.sessionId],
-          "newest first",
-        );
-        assert.ok(listed.every((s, i) => i === 0 || s.mtime < listed[i - 1]!.mtime), "one each");
-      },
-    );
-
-    await t.step(
-      "eight clients appending to keys of one project at once: every mtime its own, in commit order",
-      async () => {
-        const clients = Array.from({ length: 8 }, () => client(server, { max: 2 }));
-        try {
-          const stores = clients.map((c) => new PostgresSessionStore(c, { table: "many_mtimes" }));
-          await stores[0]!.ensureSchema();
-          const wave = async (name: string) => {
-            const started = performance.now();
-            await Promise.all(
-              stores.flatMap((store, who) =>
-                Array.from(
-                  { length: 10 },
-                  (_, i) =>
-                    store.append({ ...KEY, sessionId: `${name}-${who}-${i}` }, [{ type: "x" }]),
-                )
-              ),
-            );
-            return performance.now() - started;
-          };
-          const took = [await wave("first"), await wave("second")];
-          const listed = await stores[3]!.listSessions(KEY.projectKey);
-          const mtimes = listed.map((s) => s.mtime);
-          assert.equal(listed.length, 160);
-          assert.ok(
-            mtimes.every((m, i) => i === 0 || m < mtimes[i - 1]!),
-            `strictly decreasing (waves took ${took.map(Math.round)} ms for 80 appends each): ` +
-              mtimes.join(),
+        // The previous version's DDL and append, as it created and wrote the tables.
+        const previousAppend = (table: string, id: string, mtime: number) =>
+          sql.unsafe(
+            `WITH k AS (INSERT INTO ${table}_keys AS k (project_key, session_id, subpath, mtime)
+              VALUES ($1, $2, '', $3) ON CONFLICT (project_key, session_id, subpath)
+              DO UPDATE SET mtime = greatest(excluded.mtime, k.mtime + 1) RETURNING 1)
+            INSERT INTO ${table} (project_key, session_id, subpath, entry)
+            SELECT $1, $2, '', '{"type":"x"}' FROM k`,
+            [KEY.projectKey, id, String(mtime)],
           );
-          const order = listed.map((s) => s.sessionId.split("-")[0]);
-          assert.deepEqual(order, [...Array(80).fill("second"), ...Array(80).fill("first")]);
-        } finally {
-          await Promise.all(clients.map((c) => c.end()));
-        }
-      },
-    );
-
-    await t.step(
-      "a database of the previous version (two tables, mtimes that tie) is migrated on first use",
-      async () => {
-        // The previous version's DDL, as it created the tables.
+        const ahead = Date.now() + 60_000;
         for (const table of ["legacy", "legacy_manual"]) {
           await sql.unsafe(`CREATE TABLE ${table} (seq bigserial NOT NULL,
             project_key text NOT NULL, session_id text NOT NULL, subpath text NOT NULL,
@@ -229,51 +172,50 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
           await sql.unsafe(`CREATE TABLE ${table}_keys (project_key text NOT NULL,
             session_id text NOT NULL, subpath text NOT NULL, mtime bigint NOT NULL,
             PRIMARY KEY (project_key, session_id, subpath))`);
-          // Written by the previous version: "old-b" after "old-a" in one millisecond, and a
-          // session stamped a minute ahead of the clock (appended to in a burst).
-          const ahead = Date.now() + 60_000;
+          // "old-b" after "old-a" in one millisecond, and a session stamped a minute ahead of
+          // the clock (appended to in a burst).
           for (const [id, mtime] of [["old-a", 1e12], ["old-b", 1e12], ["ahead", ahead]] as const) {
-            await sql.unsafe(
-              `INSERT INTO ${table} (project_key, session_id, subpath, entry)
-               VALUES ($1, $2, '', '{"type":"x"}')`,
-              [KEY.projectKey, id],
-            );
-            await sql.unsafe(`INSERT INTO ${table}_keys VALUES ($1, $2, '', $3)`, [
-              KEY.projectKey,
-              id,
-              String(mtime),
-            ]);
+            await previousAppend(table, id, mtime);
           }
         }
+        const order = ["ahead", "old-b", "old-a"];
         const store = new PostgresSessionStore(sql, { table: "legacy" });
         assert.deepEqual(
           (await store.listSessions(KEY.projectKey)).map((s) => s.sessionId),
-          ["ahead", "old-b", "old-a"],
+          order,
           "ties go by the last entry: old-b was appended after old-a",
         );
-        const [proj] = await sql`SELECT mtime::text FROM legacy_proj`;
-        assert.ok(Number(proj?.mtime) >= Date.now() + 30_000, "the clock starts at the newest");
+        const seqs = await sql`SELECT session_id, seq::text FROM legacy_keys ORDER BY seq`;
+        assert.deepEqual(seqs.map((r) => r.session_id), ["old-a", "old-b", "ahead"], "backfilled");
         await store.append({ ...KEY, sessionId: "new" }, [{ type: "x" }]);
         const listed = await store.listSessions(KEY.projectKey);
-        assert.deepEqual(listed.map((s) => s.sessionId), ["new", "ahead", "old-b", "old-a"]);
-        assert.ok(listed[0]!.mtime > listed[1]!.mtime);
+        assert.deepEqual(listed.map((s) => s.sessionId), ["new", ...order]);
+        assert.ok(listed[0]!.mtime >= ahead, "never below an earlier append's mtime");
+        // A host of the previous version still appending (a rolling upgrade): its new row has
+        // no seq, and among sessions of its millisecond it lists last, until a migration
+        // (run again: idempotent) numbers it by its last entry.
+        await previousAppend("legacy", "old-c", 1e12);
+        const names = async (s: PostgresSessionStore) =>
+          (await s.listSessions(KEY.projectKey)).map((ref) => ref.sessionId);
+        assert.deepEqual(await names(store), ["new", ...order, "old-c"]);
+        await sql.unsafe(postgresSessionStoreSchema({ table: "legacy" }));
+        assert.deepEqual(await names(store), ["new", "ahead", "old-c", "old-b", "old-a"]);
 
         const manual = new PostgresSessionStore(sql, {
           table: "legacy_manual",
           createSchema: false,
         });
-        const error = await manual.append(KEY, [{ type: "x" }]).then(() => undefined, (e) => e);
-        assert.ok(isDuplexError(error), `a DuplexError, got ${error}`);
-        assert.match(
-          error.message,
-          /relation "legacy_manual_proj" does not exist \(42P01\): create the tables first/,
-        );
+        const hint = /: the tables are of an earlier version of the store; migrate them/;
+        for (const call of [() => manual.append(KEY, [{ type: "x" }]), () => names(manual)]) {
+          const error = await call().then(() => undefined, (e) => e);
+          assert.ok(isDuplexError(error, "store_failed"), `a DuplexError, got ${error}`);
+          assert.match(error.message, /column .*seq.* does not exist \(42703\)/);
+          assert.match(error.message, hint);
+        }
+        assert.deepEqual(await manual.load({ ...KEY, sessionId: "old-a" }), [{ type: "x" }]);
         await sql.unsafe(postgresSessionStoreSchema({ table: "legacy_manual" }));
         await manual.append({ ...KEY, sessionId: "new" }, [{ type: "x" }]);
-        assert.deepEqual(
-          (await manual.listSessions(KEY.projectKey)).map((s) => s.sessionId),
-          ["new", "ahead", "old-b", "old-a"],
-        );
+        assert.deepEqual(await names(manual), ["new", ...order]);
       },
     );
 
@@ -283,12 +225,28 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
       await store.append(KEY, [{ type: "x" }]);
       const rows = await sql`SELECT table_name FROM information_schema.tables
         WHERE table_schema = 'tenant_a' ORDER BY table_name`;
-      assert.deepEqual(rows.map((r) => r.table_name), [
-        "transcripts",
-        "transcripts_keys",
-        "transcripts_proj",
-      ]);
+      assert.deepEqual(rows.map((r) => r.table_name), ["transcripts", "transcripts_keys"]);
+      const [index] = await sql`SELECT indexdef FROM pg_indexes
+        WHERE schemaname = 'tenant_a' AND indexname = 'transcripts_kidx'`;
+      assert.match(String(index?.indexdef), /ON tenant_a\.transcripts_keys .*WHERE/);
       assert.deepEqual(await store.load(KEY), [{ type: "x" }]);
+    });
+
+    await t.step("the longest names (58 and 63 characters) work, the index's too", async () => {
+      const schema = `s${"b".repeat(62)}`;
+      await sql.unsafe(`CREATE SCHEMA ${schema}`);
+      const table = `T${"a".repeat(57)}`;
+      const store = new PostgresSessionStore(sql, { schema, table });
+      for (const id of ["a", "b", "a"]) {
+        await store.append({ ...KEY, sessionId: id }, [{ type: "x" }]);
+      }
+      assert.deepEqual((await store.listSessions(KEY.projectKey)).map((s) => s.sessionId), [
+        "a",
+        "b",
+      ]);
+      const [index] = await sql`SELECT tablename FROM pg_indexes
+        WHERE schemaname = ${schema} AND indexname = ${`${table}_kidx`}`;
+      assert.equal(index?.tablename, `${table}_keys`);
     });
 
     await t.step(
@@ -302,7 +260,7 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
         assert.ok(isDuplexError(error), `a DuplexError, got ${error}`);
         assert.match(
           error.message,
-          /relation "migrated_proj" does not exist \(42P01\): create the tables first/,
+          /relation "migrated_keys" does not exist \(42P01\): create the tables first/,
         );
         await sql.unsafe(postgresSessionStoreSchema({ table: "migrated" })); // what an operator runs
         await sql.unsafe(postgresSessionStoreSchema({ table: "migrated" })); // twice: idempotent

@@ -79,7 +79,11 @@ Deno.test({
       const sql = postgresSessionStoreSchema({ table, schema });
       assert.ok(sql.includes(`CREATE TABLE IF NOT EXISTS "${schema}"."${table}" (`));
       assert.ok(sql.includes(`CREATE TABLE IF NOT EXISTS "${schema}"."${table}_keys" (`));
-      assert.ok(sql.includes(`CREATE TABLE IF NOT EXISTS "${schema}"."${table}_proj" (`));
+      assert.ok(
+        sql.includes(
+          `CREATE INDEX IF NOT EXISTS "${table}_kidx"\nON "${schema}"."${table}_keys" (`,
+        ),
+      );
     });
   },
 });
@@ -227,20 +231,28 @@ Deno.test("PostgresSessionStore times out, bounded by timeoutMs, on a server tha
 });
 
 Deno.test({
-  name:
-    "postgresSessionStoreSchema() is the migration: the three tables, idempotent, the default names",
+  name: "postgresSessionStoreSchema() is the migration: both tables, the keys' seq and index, " +
+    "idempotent, the default names",
   permissions: "none",
   fn() {
     const sql = postgresSessionStoreSchema();
     assert.match(sql, /^CREATE TABLE IF NOT EXISTS "claude_session_entries" \(/);
-    assert.match(sql, /CREATE TABLE IF NOT EXISTS "claude_session_entries_keys" \(/);
-    assert.match(sql, /CREATE TABLE IF NOT EXISTS "claude_session_entries_proj" \(/);
+    assert.match(sql, /CREATE TABLE IF NOT EXISTS "claude_session_entries_keys" \([^;]*\sseq /);
     assert.match(sql, /UNIQUE \(project_key, session_id, subpath, uuid\)/);
-    // A database of the previous version: each project's clock starts at its newest mtime.
+    // The tables of the previous version: the keys' seq added, numbered by the last entry.
     assert.match(
       sql,
-      /INSERT INTO "claude_session_entries_proj" [^;]*\sON CONFLICT \(project_key\) DO NOTHING;\n/s,
+      /ALTER TABLE "claude_session_entries_keys" ADD COLUMN IF NOT EXISTS seq bigint;\n/,
     );
-    assert.equal(sql.match(/;\n/g)?.length, 4);
+    assert.match(
+      sql,
+      /UPDATE "claude_session_entries_keys" AS k SET seq = \(SELECT max\(e\.seq\) FROM "claude_session_entries" [^;]*WHERE k\.seq IS NULL;\n/,
+    );
+    assert.match(
+      sql,
+      /CREATE INDEX IF NOT EXISTS "claude_session_entries_kidx"\nON "claude_session_entries_keys" \(project_key, mtime DESC, seq DESC NULLS LAST\) WHERE subpath = '';\n$/,
+    );
+    assert.doesNotMatch(sql, /_proj/);
+    assert.equal(sql.match(/;\n/g)?.length, 5);
   },
 });
