@@ -148,6 +148,8 @@ failoverTest(
         await using relay = serveRelay({
           tokens: [TOKEN],
           workspace: work,
+          // The CLI's HOME is the sandbox's, whose transcript the test reads.
+          tenancy: "shared",
           sessionStore: store,
           projectKey: PROJECT_KEY,
           storeTimeoutMs: 1_000,
