@@ -201,8 +201,8 @@ async function drive(t: Deno.TestContext, term: Terminal): Promise<void> {
   });
 }
 
-Deno.test("demo in tmux: the chat against the built-in stand-in", async (t) => {
-  if (!(await needTmux(t))) return;
+/** Runs `fn` with the demo in a terminal, no claude to be found: it runs its stand-in. */
+async function withStandIn(fn: (term: Terminal) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "duplex-demo-" });
   try {
     await using term = await Terminal.open({
@@ -217,33 +217,27 @@ Deno.test("demo in tmux: the chat against the built-in stand-in", async (t) => {
         ...npxEnv(),
       },
     });
+    await fn(term);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("demo in tmux: the chat against the built-in stand-in", async (t) => {
+  if (!(await needTmux(t))) return;
+  await withStandIn(async (term) => {
     const banner = await term.until((s) => s.endsWith("you>"), "the banner");
     assert.match(
       banner,
       /No claude that can answer \(.*no-claude-here \(from CLAUDE_CLI\) is missing\): using the built-in stand-in\./,
     );
     await drive(t, term);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("demo in tmux: one Ctrl-C during a turn interrupts it and never quits, five times", async (t) => {
   if (!(await needTmux(t))) return;
-  const dir = await Deno.makeTempDir({ prefix: "duplex-demo-" });
-  try {
-    await using term = await Terminal.open({
-      socket: `${dir}/tmux.sock`,
-      cwd: dir,
-      argv: await demoArgv(),
-      env: {
-        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-        HOME: dir,
-        CLAUDE_CLI: `${dir}/no-claude-here`,
-        NO_COLOR: "1",
-        ...npxEnv(),
-      },
-    });
+  await withStandIn(async (term) => {
     await term.until((s) => s.endsWith("you>"), "the banner");
     for (let round = 1; round <= 5; round++) {
       const prompt = `${SLOW} (round ${round})`;
@@ -263,9 +257,7 @@ Deno.test("demo in tmux: one Ctrl-C during a turn interrupts it and never quits,
       await new Promise((resolve) => setTimeout(resolve, 2100));
     }
     assert.match(await turn(term, "still here", "a last turn"), /claude> Echo: still here/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 /** The demo in a terminal in the sandbox, with `env`; returns it once its banner and prompt show. */
