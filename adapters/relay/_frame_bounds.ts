@@ -18,9 +18,12 @@ const MAX_EARLY_FRAMES = 1024;
  * A refused connection is closed once its client has been quiet this long
  * (Deno drops a connection whose peer still sends after our close frame, and
  * the peer's kernel then discards the close frame, and its reason, unread:
- * a client caught sending gets a moment to read the refusal and stop)...
+ * a client caught sending gets a moment to read the refusal and stop). More
+ * than TCP's delayed acknowledgement (40 ms on Linux, up to 200 ms), which
+ * holds the tail of a client's last burst back: at 25 ms that tail came
+ * after the close in most runs, and the client lost the close frame in some...
  */
-export const QUIET_MS = 25;
+export const QUIET_MS = 250;
 /**
  * ...and at the latest this long after the refusal: a deadline fixed when it
  * is refused, which nothing the client sends moves (and a client that sends
@@ -105,9 +108,21 @@ export class EarlyFrames {
 }
 
 /**
+ * How long after a check that found the peer quiet a second one confirms it:
+ * a check whose timer fired late ran after a stall of the event loop, ahead
+ * of the frames that came in meanwhile, and saw a quiet that was not there.
+ */
+export const CONFIRM_MS = 5;
+
+/**
  * Calls `close` once the peer has been quiet for {@linkcode QUIET_MS}, and at
  * the latest {@linkcode LINGER_MS} after this call, always on a later turn of
- * the event loop (after the refusal's own frame went out).
+ * the event loop (after the refusal's own frame went out). The quiet is
+ * trusted only when a second check, {@linkcode CONFIRM_MS} later and on time,
+ * still finds nothing heard: under load the loop stalls, and the check that
+ * fell due in the stall runs before the frames that arrived in it are read
+ * (closing then, Deno drops the socket at the next frame, and the client's
+ * kernel discards the refusal and the close frame unread).
  *
  * @param lastHeard When the peer last sent something (`Date.now()` time).
  * @param close Closes the socket.
@@ -116,11 +131,24 @@ export class EarlyFrames {
 export function closeWhenQuiet(lastHeard: () => number, close: () => void): () => void {
   const deadline = Date.now() + LINGER_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let due = Date.now();
+  /** True when the last check found the peer quiet: this one confirms it. */
+  let foundQuiet = false;
+  const arm = (at: number): void => {
+    due = Math.min(at, deadline);
+    timer = setTimeout(check, Math.max(0, due - Date.now()));
+  };
   const check = (): void => {
     const now = Date.now();
-    const quietAt = lastHeard() + QUIET_MS;
-    if (now < quietAt && now < deadline) {
-      timer = setTimeout(check, Math.min(quietAt, deadline) - now);
+    const heard = lastHeard();
+    if (now < deadline && now < heard + QUIET_MS) {
+      foundQuiet = false;
+      arm(heard + QUIET_MS);
+      return;
+    }
+    if (now < deadline && (!foundQuiet || now - due > CONFIRM_MS)) {
+      foundQuiet = true;
+      arm(now + CONFIRM_MS);
       return;
     }
     timer = undefined;
