@@ -11,13 +11,16 @@
  * replace while it waited makes it start over), and reads what other
  * processes appended since its last look to extend its uuid index. The
  * index is checked against the file (inode, size, the last 64 bytes it saw)
- * and rebuilt from the file when they differ. */
+ * and rebuilt from the file when they differ.
+ *
+ * Files are opened through no link below the store's root (_no_links.ts). */
 
 import { type DecodeDiagnostic, FrameDecoder } from "../../../src/codec/frame_decoder.ts";
 import { abortable, deadline } from "../../../src/_deadline.ts";
 import { DuplexError } from "../../../src/errors.ts";
 import { newEntries, type SerializedEntry } from "../../../src/store/_store_checks.ts";
 import type { SessionStoreEntry } from "../../../src/store/session_store.ts";
+import { openInside } from "./_no_links.ts";
 
 const CHUNK = 65_536;
 const TAIL = 64;
@@ -107,11 +110,20 @@ export async function scan(
  */
 export async function loadFile(
   path: string,
-  options: { maxLineBytes?: number; onSkip?: (skip: SkippedBytes) => void },
+  options: {
+    root: string;
+    maxLineBytes?: number;
+    onSkip?: (skip: SkippedBytes) => void;
+  },
 ): Promise<SessionStoreEntry[] | null> {
   let file: Deno.FsFile;
   try {
-    file = await Deno.open(path, { read: true });
+    file = await openInside({
+      root: options.root,
+      path,
+      action: "load from the store",
+      read: true,
+    });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
@@ -127,6 +139,8 @@ export async function loadFile(
 
 /** What an append under the lock needs. */
 export interface LockedAppend {
+  /** The store's root, which no link below may leave. */
+  readonly root: string;
   readonly path: string;
   readonly batch: readonly SerializedEntry[];
   readonly index: UuidIndex | undefined;
@@ -170,10 +184,10 @@ export async function lockWithin(file: Deno.FsFile, path: string, ms: number): P
   }
 }
 
-/* The open file's info, or `undefined` when the path no longer names it. */
+/* The open file's info, or `undefined` when the path no longer names it (a link does not). */
 async function ifSameFile(path: string, file: Deno.FsFile): Promise<Deno.FileInfo | undefined> {
   try {
-    const [named, open] = [await Deno.stat(path), await file.stat()];
+    const [named, open] = [await Deno.lstat(path), await file.stat()];
     return named.ino === open.ino && named.dev === open.dev ? open : undefined;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
@@ -215,7 +229,14 @@ async function indexFor(
 export async function appendLocked(append: LockedAppend): Promise<UuidIndex> {
   const { path } = append;
   for (let attempt = 0;; attempt++) {
-    const file = await Deno.open(path, { read: true, append: true, create: true, mode: 0o600 });
+    const file = await openInside({
+      root: append.root,
+      path,
+      action: "append to the store",
+      read: true,
+      append: true,
+      create: true,
+    });
     let locked = false;
     try {
       await lockWithin(file, path, append.lockTimeoutMs);

@@ -11,7 +11,12 @@
  *
  *   <root>/<project>/<session>.jsonl             the main transcript
  *   <root>/<project>/<session>/<subpath>.jsonl   a subkey (the subpath is one name: `/` is %2F)
- *   <root>/<project>/.clock                      the project's clock (_project_clock.ts) */
+ *   <root>/<project>/.clock                      the project's clock (_project_clock.ts)
+ *
+ * No path is used through a link below the root (_no_links.ts). */
+
+import { DuplexError } from "../../../src/errors.ts";
+import { readInside } from "./_no_links.ts";
 
 const KEEP = /^[a-z0-9_-]$/;
 const MAX_NAME = 160;
@@ -130,13 +135,19 @@ export async function keyPaths(
  * name read from its sidecar (checked against the hash).
  *
  * @returns The field, or `undefined` when the name is not one of this store's.
+ * @throws {DuplexError} `store_failed` when its sidecar is a link.
  */
-export async function fieldOfListed(dir: string, stem: string): Promise<string | undefined> {
+export async function fieldOfListed(
+  root: string,
+  dir: string,
+  stem: string,
+): Promise<string | undefined> {
   if (!stem.startsWith("~")) return unescape(stem);
   let field: string;
   try {
-    field = await Deno.readTextFile(`${dir}/${stem}.name`);
-  } catch {
+    field = await readInside(root, `${dir}/${stem}.name`, "list the store");
+  } catch (error) {
+    if (error instanceof DuplexError) throw error;
     return undefined;
   }
   return (await fieldName(field)).name === stem ? field : undefined;

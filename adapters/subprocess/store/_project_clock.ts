@@ -8,15 +8,20 @@
  * utimes.
  *
  * A clock never set (empty: a project of an earlier version, or new) starts
- * at the newest mtime of the project's main transcripts. */
+ * at the newest mtime of the project's main transcripts.
+ *
+ * The clock is opened through no link below the store's root (_no_links.ts). */
 
 import { lockWithin } from "./_jsonl_file.ts";
+import { openInside } from "./_no_links.ts";
 
 /** The clock's file name in a project's folder. */
 export const CLOCK_FILE = ".clock";
 
 /** What a stamp needs. */
 export interface ProjectStamp {
+  /** The store's root, which no link below may leave. */
+  readonly root: string;
   /** The project's folder (it exists). */
   readonly projectDir: string;
   /** The transcript being stamped (left out of a first clock's start). */
@@ -55,7 +60,14 @@ async function newestIn(dir: string, except: string): Promise<number> {
  */
 export async function stampInProject(stamp: ProjectStamp): Promise<number> {
   const path = `${stamp.projectDir}/${CLOCK_FILE}`;
-  const clock = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
+  const clock = await openInside({
+    root: stamp.root,
+    path,
+    action: "append to the store",
+    read: true,
+    write: true,
+    create: true,
+  });
   let locked = false;
   try {
     await lockWithin(clock, path, stamp.lockTimeoutMs);

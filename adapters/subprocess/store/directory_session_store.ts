@@ -17,6 +17,7 @@ import type {
 import { absolutePath, explainFsError } from "../history/_paths.ts";
 import { appendLocked, loadFile, type SkippedBytes, type UuidIndex } from "./_jsonl_file.ts";
 import { fieldOfListed, keyPaths, projectDir } from "./_key_paths.ts";
+import { checkRoot, linkError, walkDirs, writeInside } from "./_no_links.ts";
 import { stampInProject } from "./_project_clock.ts";
 
 /** A line a {@linkcode DirectorySessionStore} skipped while reading a transcript. */
@@ -82,6 +83,14 @@ export interface DirectorySessionStoreOptions {
    * @default {undefined}
    */
   readonly onSkip?: (skip: DirectoryStoreSkip) => void;
+  /**
+   * Use a folder writable by group or others (mode & 0o022), which is
+   * otherwise refused at first use: anyone who may write it may plant links
+   * in it (which the store refuses) or replace its files.
+   *
+   * @default {false}
+   */
+  readonly allowSharedRoot?: boolean;
 }
 
 /**
@@ -108,6 +117,19 @@ export interface DirectorySessionStoreOptions {
  *   resolved before another started has the smaller mtime; `listSessions`
  *   lists newest first, the last appended to first.
  * - `load` reads in 64 KiB chunks: memory is the entries plus one line.
+ * - No link is followed below the folder: a symbolic link planted in place
+ *   of a project or subkey folder, a transcript, a `.name` sidecar or a
+ *   `.clock` (or a transcript hard-linked elsewhere) makes every operation
+ *   that would go through it fail with a `store_failed` error naming it, and
+ *   nothing outside the folder is written, read or deleted. Each folder is
+ *   `lstat`ed from the root down, and each file checked after its open (its
+ *   identity against the path's); Deno has no `O_NOFOLLOW`, so a writer that
+ *   swaps a folder for a link and back within one open may still make an
+ *   empty file outside (only the folder's owner can: see below). The folder
+ *   itself may be a link.
+ * - The folder is made with mode 0700 (and its subfolders, files 0600); a
+ *   folder writable by group or others is refused at the store's first use
+ *   (`store_failed`, saying to `chmod go-w` it) unless `allowSharedRoot`.
  *
  * Permissions: `--allow-read` and `--allow-write` for the folder.
  *
@@ -129,6 +151,8 @@ export class DirectorySessionStore implements SessionStore {
   readonly #maxLineBytes: number;
   readonly #cacheKeys: number;
   readonly #onSkip: ((skip: DirectoryStoreSkip) => void) | undefined;
+  readonly #allowShared: boolean;
+  #rootChecked = false;
   readonly #indexes = new Map<string, UuidIndex>();
   /* Operations on one file by this object run in call order. */
   readonly #queue = new KeyQueue();
@@ -138,7 +162,7 @@ export class DirectorySessionStore implements SessionStore {
    * Opens (lazily creates) a store in a folder.
    *
    * @param dir The folder (created with mode 0700 on the first append).
-   * @param options Clock, lock timeout, sync, limits, `onSkip`.
+   * @param options Clock, lock timeout, sync, limits, `onSkip`, `allowSharedRoot`.
    * @throws {TypeError} When `dir` is not a non-empty string or an option has the wrong type.
    * @throws {RangeError} When `lockTimeoutMs`, `maxLineBytes` or `indexCacheKeys` is out of range.
    */
@@ -151,6 +175,10 @@ export class DirectorySessionStore implements SessionStore {
         throw new TypeError(`Cannot open a DirectorySessionStore: ${name} must be a function`);
       }
     }
+    if (options.allowSharedRoot !== undefined && typeof options.allowSharedRoot !== "boolean") {
+      throw new TypeError("Cannot open a DirectorySessionStore: allowSharedRoot must be a boolean");
+    }
+    this.#allowShared = options.allowSharedRoot === true;
     this.#root = absolutePath(dir);
     this.#clock = options.clock ?? Date.now;
     this.#lockTimeoutMs = checkMs(
@@ -173,6 +201,18 @@ export class DirectorySessionStore implements SessionStore {
     return this.#skipped;
   }
 
+  /* Whether the root exists (made with `create`), checked once: a folder, not shared. */
+  async #useRoot(action: string, create: boolean): Promise<boolean> {
+    if (this.#rootChecked) return true;
+    const exists = await checkRoot(this.#root, {
+      create,
+      allowShared: this.#allowShared,
+      action,
+    });
+    this.#rootChecked = exists;
+    return exists;
+  }
+
   #skipper(key: SessionKey, file: string): (skip: SkippedBytes) => void {
     return (skip) => {
       this.#skipped++;
@@ -189,7 +229,8 @@ export class DirectorySessionStore implements SessionStore {
    * @returns Nothing, once written (and synced with `sync`).
    * @throws {TypeError} For a bad key or entry (nothing is written).
    * @throws {DuplexError} `timeout` when another writer holds the lock past
-   * `lockTimeoutMs`; `not_permitted` when the folder may not be written.
+   * `lockTimeoutMs`; `not_permitted` when the folder may not be written;
+   * `store_failed` for a link below the folder or a shared folder.
    */
   async append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
     const action = "append to the store";
@@ -199,8 +240,10 @@ export class DirectorySessionStore implements SessionStore {
     const paths = await keyPaths(this.#root, key);
     await this.#queue.run(paths.file, async () => {
       try {
-        await Deno.mkdir(paths.dir, { recursive: true, mode: 0o700 });
+        await this.#useRoot(action, true);
+        await walkDirs(this.#root, paths.dir, { create: true, action });
         const index = await appendLocked({
+          root: this.#root,
           path: paths.file,
           batch,
           index: this.#indexes.get(paths.file),
@@ -208,6 +251,7 @@ export class DirectorySessionStore implements SessionStore {
           stamp: async (least, apply) => {
             const now = this.#clock();
             await stampInProject({
+              root: this.#root,
               projectDir: paths.projectDir,
               file: paths.file,
               now: Math.floor(Number.isFinite(now) ? now : Date.now()),
@@ -221,7 +265,7 @@ export class DirectorySessionStore implements SessionStore {
           onSkip: this.#skipper(key, paths.file),
           onCreate: async () => {
             for (const [sidecar, field] of paths.sidecars) {
-              await Deno.writeTextFile(sidecar, field, { mode: 0o600 });
+              await writeInside(this.#root, sidecar, field, action);
             }
           },
         });
@@ -248,13 +292,16 @@ export class DirectorySessionStore implements SessionStore {
    * @param key The transcript.
    * @returns Its entries, or `null` when it was never written (or was deleted).
    * @throws {TypeError} For a bad key.
-   * @throws {DuplexError} `not_permitted` when the folder may not be read.
+   * @throws {DuplexError} `not_permitted` when the folder may not be read;
+   * `store_failed` for a link below the folder or a shared folder.
    */
   async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
     checkKey(key, "load from the store");
     const { file } = await keyPaths(this.#root, key);
     try {
+      if (!await this.#useRoot("load from the store", false)) return null;
       return await loadFile(file, {
+        root: this.#root,
         maxLineBytes: this.#maxLineBytes,
         onSkip: this.#skipper(key, file),
       });
@@ -272,9 +319,11 @@ export class DirectorySessionStore implements SessionStore {
   ): Promise<T[]> {
     const found: T[] = [];
     try {
+      if (!await this.#useRoot(action, false)) return found;
+      if (!await walkDirs(this.#root, dir, { create: false, action })) return found;
       for await (const entry of Deno.readDir(dir)) {
-        if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue;
-        const field = await fieldOfListed(dir, entry.name.slice(0, -".jsonl".length));
+        if (!entry.isFile || !entry.name.endsWith(".jsonl")) continue; // a link is not listed
+        const field = await fieldOfListed(this.#root, dir, entry.name.slice(0, -".jsonl".length));
         if (field === undefined) continue;
         try {
           found.push(await row(field, `${dir}/${entry.name}`));
@@ -282,6 +331,7 @@ export class DirectorySessionStore implements SessionStore {
           if (!(error instanceof Deno.errors.NotFound)) throw error; // deleted while listed
         }
       }
+      await walkDirs(this.#root, dir, { create: false, action }); // not swapped meanwhile
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return found;
       throw explainFsError(error, action, this.#root, "read");
@@ -298,6 +348,7 @@ export class DirectorySessionStore implements SessionStore {
    * @param projectKey The project.
    * @returns Each session id with its file's modification time, newest first.
    * @throws {TypeError} When `projectKey` is not a non-empty string.
+   * @throws {DuplexError} `store_failed` for a link below the folder or a shared folder.
    */
   async listSessions(projectKey: string): Promise<StoredSessionRef[]> {
     const action = "list the store's sessions";
@@ -318,6 +369,7 @@ export class DirectorySessionStore implements SessionStore {
    * @param key The session.
    * @returns The subpaths, sorted.
    * @throws {TypeError} For a bad key.
+   * @throws {DuplexError} `store_failed` for a link below the folder or a shared folder.
    */
   async listSubkeys(
     key: { readonly projectKey: string; readonly sessionId: string },
@@ -338,7 +390,8 @@ export class DirectorySessionStore implements SessionStore {
    * @param key The transcript.
    * @returns Nothing, once removed.
    * @throws {TypeError} For a bad key.
-   * @throws {DuplexError} `not_permitted` when the folder may not be written.
+   * @throws {DuplexError} `not_permitted` when the folder may not be written;
+   * `store_failed` for a link below the folder (nothing is deleted) or a shared folder.
    */
   async delete(key: SessionKey): Promise<void> {
     const action = "delete from the store";
@@ -349,7 +402,16 @@ export class DirectorySessionStore implements SessionStore {
       const doomed = [paths.file, paths.file.replace(/\.jsonl$/, ".name")];
       if (paths.subkeysDir) doomed.push(paths.subkeysDir);
       try {
-        for (const path of doomed) await Deno.remove(path, { recursive: true }).catch(notFound);
+        if (!await this.#useRoot(action, false)) return;
+        if (!await walkDirs(this.#root, paths.dir, { create: false, action })) return;
+        const found: string[] = [];
+        for (const path of doomed) {
+          const info = await Deno.lstat(path).catch(notFound);
+          if (info?.isSymlink) throw linkError(action, this.#root, path);
+          if (info) found.push(path);
+        }
+        // Links inside a subkeys folder are removed, not followed.
+        for (const path of found) await Deno.remove(path, { recursive: true }).catch(notFound);
       } catch (error) {
         throw explainFsError(error, action, this.#root, "write");
       } finally {
@@ -365,7 +427,7 @@ export class DirectorySessionStore implements SessionStore {
   }
 }
 
-function notFound(error: unknown): void {
+function notFound(error: unknown): undefined {
   if (!(error instanceof Deno.errors.NotFound)) throw error;
 }
 
