@@ -37,10 +37,42 @@ export async function heartbeat(
     } catch {
       return; // stopped
     }
-    if (Date.now() - target.lastHeard() > 2 * ms) {
+    if (Date.now() - target.lastHeard() > 2 * ms && await confirmedSilent(ms, signal, target)) {
       target.silent();
       return;
     }
+    if (signal.aborted) return;
     target.ping();
   }
+}
+
+/** How long a silence is looked at again before the peer is taken for gone. */
+const CONFIRM_MS = 5;
+/** A look again this much later than asked came from a stalled event loop: it is not trusted. */
+const LATE_MS = 4 * CONFIRM_MS;
+/** The most looks again (a loop that stalls each time still ends its peer's heartbeat). */
+const LOOKS = 10;
+
+/*
+ * Whether the peer is still silent once the event loop has turned. After a
+ * stall the timer can fire before the messages that arrived meanwhile are
+ * read (a client that answered every ping was dropped so, under load): look
+ * again a moment later, and trust only a look that came on time.
+ */
+async function confirmedSilent(
+  ms: number,
+  signal: AbortSignal,
+  target: HeartbeatTarget,
+): Promise<boolean> {
+  for (let look = 0; look < LOOKS; look++) {
+    const asked = Date.now();
+    try {
+      await sleep(CONFIRM_MS, { signal });
+    } catch {
+      return false; // stopped
+    }
+    if (Date.now() - target.lastHeard() <= 2 * ms) return false;
+    if (Date.now() - asked < LATE_MS) return true;
+  }
+  return true;
 }
