@@ -38,4 +38,9 @@ export {
   postgresSessionStoreSchema,
   type PostgresSessionStoreSchemaOptions,
 } from "./postgres_session_store_schema.ts";
-export type { PostgresClient, PostgresPendingQuery, PostgresQueryable } from "./postgres_client.ts";
+export type {
+  PostgresClient,
+  PostgresPendingQuery,
+  PostgresQueryable,
+  PostgresQueryOptions,
+} from "./postgres_client.ts";

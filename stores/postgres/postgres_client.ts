@@ -15,6 +15,19 @@ export interface PostgresPendingQuery extends PromiseLike<readonly Record<string
   cancel?(): void;
 }
 
+/** How the store asks for one statement to be run. */
+export interface PostgresQueryOptions {
+  /**
+   * Keep the statement prepared on its connection, so that running it again
+   * skips parsing and planning and a round trip (the `postgres` client's
+   * `unsafe(query, parameters, { prepare: true })`; its statements are
+   * unprepared by default). The store asks it for its appends, loads and
+   * listings; a client created with `prepare: false` (behind a pooler that
+   * cannot keep prepared statements) does not prepare them.
+   */
+  readonly prepare?: boolean;
+}
+
 /** What runs one statement with bound parameters (the client, or a transaction of it). */
 export interface PostgresQueryable {
   /**
@@ -23,9 +36,14 @@ export interface PostgresQueryable {
    *
    * @param query The statement's text.
    * @param parameters The values of `$1`, `$2`, ….
+   * @param options Whether to keep the statement prepared (a client may ignore it).
    * @returns The rows.
    */
-  unsafe(query: string, parameters?: string[]): PostgresPendingQuery;
+  unsafe(
+    query: string,
+    parameters?: string[],
+    options?: PostgresQueryOptions,
+  ): PostgresPendingQuery;
 }
 
 /**

@@ -57,6 +57,9 @@ export interface PostgresSessionStoreOptions {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/* The statements run again and again: prepared once per connection (parsed and planned once). */
+const PREPARED = { prepare: true } as const;
+
 /**
  * A `SessionStore` (the official SDK's contract) in PostgreSQL, through the
  * `postgres` npm client (porsager's, version 3) that you create and pass in;
@@ -86,6 +89,10 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  *   (even when not awaited), and across stores and hosts they are
  *   serialised by the key's row, so entries load in commit order.
  *   `append(key, [])` does nothing.
+ * - Appends, loads and listings are prepared statements, parsed and
+ *   planned once per connection (one round trip each after the first);
+ *   behind a pooler that cannot keep prepared statements, create the
+ *   client with `prepare: false`, as that client asks anyway.
  * - `load` gives `null` for a key never written (or deleted); `delete` of a
  *   main transcript removes its subkeys too, in one transaction.
  * - Failures reject with a `DuplexError` naming the operation and the table,
@@ -181,7 +188,7 @@ export class PostgresSessionStore implements SessionStore {
     await this.#appends.run(JSON.stringify(params), async () => {
       await this.#ready(op);
       const statement = q.appendStatement(this.#names);
-      await bounded(op, () => this.#sql.unsafe(statement, [...params, batch]));
+      await bounded(op, () => this.#sql.unsafe(statement, [...params, batch], PREPARED));
     });
   }
 
@@ -198,7 +205,7 @@ export class PostgresSessionStore implements SessionStore {
     const params = keyParams(op.action, key);
     await this.#ready(op);
     const query = q.loadQuery(this.#names);
-    const rows = await bounded(op, () => this.#sql.unsafe(query, params));
+    const rows = await bounded(op, () => this.#sql.unsafe(query, params, PREPARED));
     if (rows.length === 0) return null;
     return rows.map((row) => decodeEntry(row.e));
   }
@@ -220,7 +227,7 @@ export class PostgresSessionStore implements SessionStore {
     const project = projectParam(op.action, projectKey);
     await this.#ready(op);
     const query = q.listSessionsQuery(this.#names);
-    const rows = await bounded(op, () => this.#sql.unsafe(query, [project]));
+    const rows = await bounded(op, () => this.#sql.unsafe(query, [project], PREPARED));
     return rows.map((row) => ({ sessionId: String(row.sid), mtime: Number(row.mtime) }));
   }
 
@@ -261,7 +268,7 @@ export class PostgresSessionStore implements SessionStore {
     const params = sessionParams(op.action, key);
     await this.#ready(op);
     const query = q.listSubkeysQuery(this.#names);
-    const rows = await bounded(op, () => this.#sql.unsafe(query, params));
+    const rows = await bounded(op, () => this.#sql.unsafe(query, params, PREPARED));
     return rows.map((row) => String(row.sub));
   }
 

@@ -270,6 +270,37 @@ postgresTest("PostgresSessionStore on a real PostgreSQL", async (t, server) => {
     );
 
     await t.step(
+      "appends, loads and listings are prepared once per connection, unless the client says not",
+      async () => {
+        for (const prepare of [true, false]) {
+          const table = `prepared_${prepare}`;
+          const one = client(server, { max: 1, prepare });
+          try {
+            const store = new PostgresSessionStore(one, { table });
+            for (let i = 0; i < 3; i++) await store.append(KEY, [{ type: "x", i }]);
+            await store.load(KEY);
+            await store.listSessions(KEY.projectKey);
+            await store.listSubkeys(KEY);
+            // The same connection (max: 1): the statements it keeps.
+            const rows = await one.unsafe(
+              "SELECT statement FROM pg_prepared_statements WHERE statement LIKE $1",
+              [`%"${table}%`],
+            );
+            const kept = rows.map((r) => String(r.statement).match(/^\s*(\w+)/)?.[1]);
+            assert.deepEqual(
+              kept.sort(),
+              prepare ? ["SELECT", "SELECT", "SELECT", "WITH"] : [],
+              rows.map((r) => r.statement).join("\n---\n"),
+            );
+            assert.equal((await store.load(KEY))?.length, 3);
+          } finally {
+            await one.end();
+          }
+        }
+      },
+    );
+
+    await t.step(
       "a client with postgres.camel and its own type parsers works the same",
       async () => {
         const camel = client(server, {
