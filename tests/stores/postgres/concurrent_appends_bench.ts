@@ -14,13 +14,13 @@
  *
  * Each of the 32 keys gets its appends one after the other (the store runs
  * one key's appends in call order anyway), all keys at once; an append is
- * one entry with a uuid. `--module` takes one or more versions of the store
+ * one entry with a uuid (`--batch=N`: N entries of about 350 bytes). `--module` takes one or more versions of the store
  * (a `stores/postgres/mod.ts` of a checkout or `git archive`, comma
  * separated): each round runs each of them in turn, on tables of its own,
  * so that they share the machine's load. By default the server keeps
  * PostgreSQL's durability (fsync, synchronous commit on), as
  * `tests/bench/store_bench.ts` does. Other options: `--keys=`,
- * `--connections=`, `--per-key=`, `--rounds=`.
+ * `--connections=`, `--per-key=`, `--rounds=`, `--batch=`.
  *
  * @module
  */
@@ -45,6 +45,7 @@ const KEYS = Number(option("keys") ?? 32);
 const CONNECTIONS = Number(option("connections") ?? 16);
 const PER_KEY = Number(option("per-key") ?? 100);
 const ROUNDS = Number(option("rounds") ?? 6);
+const BATCH = Number(option("batch") ?? 1);
 const modulePaths = (option("module") ?? "stores/postgres/mod.ts").split(",");
 const durable = !Deno.args.includes("--fast");
 
@@ -59,9 +60,11 @@ async function round(module: StoreModule, sql: PostgresClient, table: string): P
   await Promise.all(
     Array.from({ length: KEYS }, async (_, k) => {
       for (let i = 0; i < PER_KEY; i++) {
-        await store.append({ projectKey: "-relay", sessionId: `s-${k}` }, [
-          { type: "user", uuid: `u-${k}-${i}` },
-        ]);
+        const batch = Array.from(
+          { length: BATCH },
+          (_, b) => ({ type: "user", uuid: `u-${k}-${i}-${b}`, text: "x".repeat(300) }),
+        );
+        await store.append({ projectKey: "-relay", sessionId: `s-${k}` }, batch);
       }
     }),
   );
@@ -85,7 +88,9 @@ try {
     const kept = rates[m]!.slice(1);
     console.log(
       `${path}: ${KEYS} keys of one project, ${CONNECTIONS} connections, ${PER_KEY} appends ` +
-        `each, ${durable ? "durable" : "fsync off"}: median ${Math.round(median(kept))} ` +
+        `of ${BATCH} each, ${durable ? "durable" : "fsync off"}: median ${
+          Math.round(median(kept))
+        } ` +
         `appends/s (rounds ${kept.map(Math.round).join(", ")})`,
     );
   }
