@@ -78,11 +78,13 @@ export interface StoredSessionRef {
  *   or `null` for a key never written.
  * - `listSessions` (optional) lists a project's main transcripts with their
  *   modification times (any order: the SDK sorts them by `mtime`, newest
- *   first, and `continue` takes the first). So that this order is the order
- *   of the appends, a store should stamp each append past every earlier
- *   stamp of the project, within one millisecond too (the SDK's own
- *   `InMemorySessionStore` does); the built-in stores do, and list newest
- *   first.
+ *   first, with a stable sort, and `continue` takes the first). So that this
+ *   order is the order of the appends, within one millisecond too, a store
+ *   should either stamp each append past every earlier stamp of the project
+ *   (the SDK's own `InMemorySessionStore`, ours and the directory store do)
+ *   or list sessions that share an `mtime` in append order, newest first
+ *   (the PostgreSQL store, whose appends take no lock shared by the
+ *   project); the built-in stores list newest first.
  * - `delete` (optional) removes a key, and for a main transcript its
  *   subkeys; without it, deletion is a no-op (append-only stores).
  * - `listSubkeys` (optional) lists the subpaths under a session.
