@@ -18,6 +18,28 @@ export interface RawFrame {
 /** The opcodes the tests look for. */
 export const OPCODE = { text: 1, close: 8 } as const;
 
+/**
+ * A WebSocket upgrade request for the relay on 127.0.0.1, as bytes to write.
+ *
+ * @param port The relay's port.
+ * @param headers Header lines after the fixed ones (a subprotocol with a token, an origin, ...).
+ */
+export function upgradeRequest(port: number, headers: readonly string[]): Uint8Array {
+  return new TextEncoder().encode(
+    [
+      "GET /v1 HTTP/1.1",
+      `Host: 127.0.0.1:${port}`,
+      "Upgrade: websocket",
+      "Connection: Upgrade",
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+      "Sec-WebSocket-Version: 13",
+      ...headers,
+      "",
+      "",
+    ].join("\r\n"),
+  );
+}
+
 /** One connection: the upgrade's status, then the frames as they come. */
 export class RawClient implements AsyncDisposable {
   readonly status: number;
@@ -41,18 +63,9 @@ export class RawClient implements AsyncDisposable {
    */
   static async open(port: number, token = TOKEN): Promise<RawClient> {
     const connection = await Deno.connect({ hostname: "127.0.0.1", port });
-    const request = [
-      "GET /v1 HTTP/1.1",
-      `Host: 127.0.0.1:${port}`,
-      "Upgrade: websocket",
-      "Connection: Upgrade",
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-      "Sec-WebSocket-Version: 13",
-      `Sec-WebSocket-Protocol: ${SUBPROTOCOL}, ${bearerProtocol(token)}`,
-      "",
-      "",
-    ].join("\r\n");
-    await connection.write(new TextEncoder().encode(request));
+    await connection.write(
+      upgradeRequest(port, [`Sec-WebSocket-Protocol: ${SUBPROTOCOL}, ${bearerProtocol(token)}`]),
+    );
     let bytes: Uint8Array = new Uint8Array(0);
     const buffer = new Uint8Array(16 * 1024);
     const deadline = Date.now() + 5_000;

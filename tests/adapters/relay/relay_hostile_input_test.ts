@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { CLOSE } from "../../../src/remote/wire.ts";
 import { makeTestDir, refusalOf, startRelay, TestClient, TOKEN } from "./_client.ts";
 import { bearerProtocol } from "../../../src/remote/wire.ts";
+import { upgradeRequest } from "./_raw_client.ts";
 
 /** Sends a hello with this spawn request. */
 function spawning(spawn: unknown): (client: TestClient) => void {
@@ -196,18 +197,9 @@ Deno.test("hostile clients: oversize and malformed frames", async (t) => {
 async function upgradeStatus(port: number): Promise<{ status: number; body: string }> {
   const connection = await Deno.connect({ hostname: "127.0.0.1", port });
   try {
-    const request = [
-      "GET /v1 HTTP/1.1",
-      `Host: 127.0.0.1:${port}`,
-      "Upgrade: websocket",
-      "Connection: Upgrade",
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-      "Sec-WebSocket-Version: 13",
-      `Sec-WebSocket-Protocol: duplex-claude.v1, ${bearerProtocol(TOKEN)}`,
-      "",
-      "",
-    ].join("\r\n");
-    await connection.write(new TextEncoder().encode(request));
+    await connection.write(
+      upgradeRequest(port, [`Sec-WebSocket-Protocol: duplex-claude.v1, ${bearerProtocol(TOKEN)}`]),
+    );
     const buffer = new Uint8Array(4096);
     let text = "";
     const deadline = Date.now() + 5000;

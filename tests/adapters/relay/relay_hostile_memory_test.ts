@@ -22,7 +22,7 @@ import assert from "node:assert/strict";
 import { mintRelayToken } from "../../../adapters/relay/mod.ts";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
 import { makeTestDir, spawnCount, startRelay, TestClient, TOKEN } from "./_client.ts";
-import { OPCODE, RawClient } from "./_raw_client.ts";
+import { OPCODE, RawClient, upgradeRequest } from "./_raw_client.ts";
 
 const SECRET = "memory-suite-secret-0123456789abcdef";
 const APP = "https://app.example.com";
@@ -148,18 +148,7 @@ async function attack(
   })().catch(() => {});
   let sent = 0;
   try {
-    const head = [
-      "GET /v1 HTTP/1.1",
-      `Host: 127.0.0.1:${port}`,
-      "Upgrade: websocket",
-      "Connection: Upgrade",
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-      "Sec-WebSocket-Version: 13",
-      ...attacker.headers,
-      "",
-      "",
-    ].join("\r\n");
-    await connection.write(new TextEncoder().encode(head));
+    await connection.write(upgradeRequest(port, attacker.headers));
     const chunk = new Uint8Array(256 * 1024).fill(0x61);
     for (let frame = 0; frame < frames; frame++) {
       await connection.write(frameHeader(frameBytes));
