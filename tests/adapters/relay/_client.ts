@@ -22,6 +22,26 @@ export const COUNTED_CLI: string = decodeURIComponent(
   new URL("./_counted_cli.ts", import.meta.url).pathname,
 );
 
+/** The stand-in CLI that keeps a transcript in `$CLAUDE_CONFIG_DIR` (see `_mirror_cli.ts`). */
+export const MIRROR_CLI: string = decodeURIComponent(
+  new URL("./_mirror_cli.ts", import.meta.url).pathname,
+);
+
+/**
+ * The subprocess options of a relay's CLI: the mirror stand-in, with the
+ * test relays' short grace periods, `cli` laid over them.
+ */
+export function mirrorCli(cli: SubprocessOptions = {}): SubprocessOptions {
+  return {
+    binary: Deno.execPath(),
+    binaryArgs: denoRunArgs(MIRROR_CLI),
+    closeGraceMs: 500,
+    terminateGraceMs: 1000,
+    hostSignal: "ignore",
+    ...cli,
+  };
+}
+
 /**
  * The subprocess options of a relay's CLI: the counted stand-in, logging
  * its starts to `log`.

@@ -17,11 +17,18 @@ import { MARKER_VARIABLE } from "../../../adapters/subprocess/_marked_processes.
 import { isDuplexError } from "../../../src/errors.ts";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
 import { denoRunArgs } from "../subprocess/_helpers.ts";
-import { makeTestDir, refusalOf, startRelay, TestClient, TOKEN, userLine } from "./_client.ts";
+import {
+  makeTestDir,
+  mirrorCli,
+  refusalOf,
+  startRelay,
+  TestClient,
+  TOKEN,
+  userLine,
+} from "./_client.ts";
 import { startProgram } from "./_relay_program.ts";
 
 const ENV_CLI = decodeURIComponent(new URL("./_env_cli.ts", import.meta.url).pathname);
-const MIRROR_CLI = decodeURIComponent(new URL("./_mirror_cli.ts", import.meta.url).pathname);
 const OTHER = "tenancy-other-token-0123456789";
 const SECRET = "tenancy-suite-secret-0123456789abcdef";
 
@@ -330,13 +337,7 @@ function mirrorRelay(workspace: string, overrides: Partial<RelayOptions> = {}) {
   return serveRelay({
     tokens: [TOKEN, OTHER],
     workspace,
-    cli: {
-      binary: Deno.execPath(),
-      binaryArgs: denoRunArgs(MIRROR_CLI),
-      closeGraceMs: 500,
-      terminateGraceMs: 1000,
-      hostSignal: "ignore",
-    },
+    cli: mirrorCli(),
     ...overrides,
   });
 }

@@ -21,9 +21,9 @@ import {
   serveRelay,
 } from "../../../adapters/relay/mod.ts";
 import { tenantId, TENANTS_FOLDER } from "../../../adapters/relay/_tenancy.ts";
-import { denoRunArgs } from "../subprocess/_helpers.ts";
 import {
   makeTestDir,
+  mirrorCli,
   refusalOf,
   type SeenRefusal,
   startRelay,
@@ -36,7 +36,6 @@ import {
 const ALICE = "alice-static-token-0123456789";
 const BOB = "bob-static-token-9876543210ab";
 const SECRET = "tenants-suite-secret-0123456789abcdef";
-const MIRROR_CLI = decodeURIComponent(new URL("./_mirror_cli.ts", import.meta.url).pathname);
 /**
  * Every owner's CLIs share the host's configuration folder (one HOME) and
  * workspace: a transcript of one is where any other's `--resume` would look.
@@ -95,15 +94,7 @@ async function tenantsRelay(workspace: string, overrides: Partial<RelayOptions> 
     workspace,
     storeTimeoutMs: 2000,
     ...SHARED,
-    cli: {
-      binary: Deno.execPath(),
-      binaryArgs: denoRunArgs(MIRROR_CLI),
-      extraEnv: { HOME: home },
-      tempDir: home,
-      closeGraceMs: 500,
-      terminateGraceMs: 1000,
-      hostSignal: "ignore",
-    },
+    cli: mirrorCli({ extraEnv: { HOME: home }, tempDir: home }),
     ...overrides,
   });
   return {
@@ -210,13 +201,7 @@ Deno.test("spawn.resume opens only the asking owner's own conversation", async (
       await using relay = serveRelay({
         tokens: [ALICE, BOB],
         workspace,
-        cli: {
-          binary: Deno.execPath(),
-          binaryArgs: denoRunArgs(MIRROR_CLI),
-          closeGraceMs: 500,
-          terminateGraceMs: 1000,
-          hostSignal: "ignore",
-        },
+        cli: mirrorCli(),
       });
       const id = await alicesConversation(relay.url);
       const home = `${workspace}/${TENANTS_FOLDER}/${await tenantId(`token:${ALICE}`)}/home`;

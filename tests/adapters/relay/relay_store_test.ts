@@ -21,11 +21,10 @@ import {
   serveRelay,
 } from "../../../adapters/relay/mod.ts";
 import { sha256 } from "../../../adapters/relay/_relay_record.ts";
-import { denoRunArgs, makeTestDir } from "../subprocess/_helpers.ts";
-import { TestClient, TOKEN, waitFor, waitGone } from "./_client.ts";
+import { makeTestDir } from "../subprocess/_helpers.ts";
+import { mirrorCli, TestClient, TOKEN, waitFor, waitGone } from "./_client.ts";
 
 const OTHER = "other-token-9876543210";
-const MIRROR_CLI = decodeURIComponent(new URL("./_mirror_cli.ts", import.meta.url).pathname);
 
 /**
  * A relay on its own HOME (config folder), sharing `store` and a workspace
@@ -43,15 +42,7 @@ async function relayOn(
     tenancy: "shared",
     ...(store ? { sessionStore: store } : {}),
     storeTimeoutMs: 300,
-    cli: {
-      binary: Deno.execPath(),
-      binaryArgs: denoRunArgs(MIRROR_CLI),
-      extraEnv: { HOME: home },
-      tempDir: home,
-      closeGraceMs: 500,
-      terminateGraceMs: 1000,
-      hostSignal: "ignore",
-    },
+    cli: mirrorCli({ extraEnv: { HOME: home }, tempDir: home }),
     ...overrides,
     policy: { exposePid: true, ...overrides.policy },
   });
