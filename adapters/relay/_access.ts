@@ -11,7 +11,7 @@ import {
   Refusal,
   timingSafeEqual,
   tokenFromProtocol,
-} from "../../src/remote/wire.ts";
+} from "../../src/wire/wire.ts";
 import { type CheckedPolicy, narrowPolicy } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 

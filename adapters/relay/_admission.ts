@@ -15,7 +15,7 @@
  * @module
  */
 
-import type { Refusal } from "../../src/remote/wire.ts";
+import type { Refusal } from "../../src/wire/wire.ts";
 
 /** The HTTP status of each refusal that comes before the upgrade. */
 const STATUS: Readonly<Record<string, number>> = { unauthorized: 401, "not_permitted": 403 };

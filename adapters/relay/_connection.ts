@@ -6,10 +6,10 @@
  */
 
 import { type Deadline, deadline } from "../../src/_deadline.ts";
-import { heartbeat } from "../../src/remote/_heartbeat.ts";
-import type { ClientMessage, RelayMessage, SpawnRequest } from "../../src/remote/wire.ts";
-import { parseClientFrame } from "../../src/remote/wire_parse.ts";
-import type { TraceContext } from "../../src/remote/_trace_context.ts";
+import { heartbeat } from "../../src/wire/_heartbeat.ts";
+import type { ClientMessage, RelayMessage, SpawnRequest } from "../../src/wire/wire.ts";
+import { parseClientFrame } from "../../src/wire/wire_parse.ts";
+import type { TraceContext } from "../../src/wire/_trace_context.ts";
 import type { Credential } from "./_access.ts";
 import {
   closeWhenQuiet,

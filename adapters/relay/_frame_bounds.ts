@@ -9,7 +9,7 @@
  */
 
 import { utf8Length } from "../../src/_utf8.ts";
-import { Refusal } from "../../src/remote/wire.ts";
+import { Refusal } from "../../src/wire/wire.ts";
 
 /** Frames held while the session is being spawned, at most. */
 const MAX_EARLY_FRAMES = 1024;

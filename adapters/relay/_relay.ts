@@ -7,8 +7,8 @@
 
 import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
-import { CLOSE, type SpawnRequest, SUBPROTOCOL } from "../../src/remote/wire.ts";
-import type { TraceContext } from "../../src/remote/_trace_context.ts";
+import { CLOSE, type SpawnRequest, SUBPROTOCOL } from "../../src/wire/wire.ts";
+import type { TraceContext } from "../../src/wire/_trace_context.ts";
 import { Telemetry, TELEMETRY_OFF } from "../../src/telemetry/_telemetry.ts";
 import type { TransportFactory } from "../../src/transport/transport.ts";
 import { VERSION } from "../../src/version.ts";

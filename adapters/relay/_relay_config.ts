@@ -7,7 +7,7 @@
 import { checkMs } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
-import { checkMaxLifetime, RelayTokenVerifier } from "../../src/remote/verify_relay_token.ts";
+import { checkMaxLifetime, RelayTokenVerifier } from "../../src/wire/verify_relay_token.ts";
 import type { TelemetryOptions } from "../../src/telemetry/telemetry_options.ts";
 import { checkTelemetry } from "../../src/telemetry/_check_telemetry.ts";
 import { type CheckedPolicy, checkPolicy } from "./_policy.ts";

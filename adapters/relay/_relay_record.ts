@@ -19,7 +19,7 @@
  */
 
 import { abortable, deadline, sleep } from "../../src/_deadline.ts";
-import { base64url, type SpawnRequest } from "../../src/remote/wire.ts";
+import { base64url, type SpawnRequest } from "../../src/wire/wire.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
 
 import { RELAY_SESSIONS_PROJECT_KEY } from "./relay_options.ts";

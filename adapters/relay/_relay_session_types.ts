@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { SpawnRequest } from "../../src/remote/wire.ts";
+import type { SpawnRequest } from "../../src/wire/wire.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import type { Hibernated } from "./_hibernation.ts";
 import type { OutputEntry } from "./_output_buffer.ts";

@@ -12,7 +12,7 @@ import { abortable, deadline } from "../../src/_deadline.ts";
 import { TranscriptMirror } from "../../src/session/_mirror.ts";
 import type { MirrorEvent, MirrorTarget } from "../../src/store/mirror_target.ts";
 import type { SessionKey, SessionStore } from "../../src/store/session_store.ts";
-import type { SpawnRequest } from "../../src/remote/wire.ts";
+import type { SpawnRequest } from "../../src/wire/wire.ts";
 import { recordKey, type RecordState, RecordWriter, sha256 } from "./_relay_record.ts";
 import { AppendTracker } from "./_mirror_drain.ts";
 import { StdoutTap } from "./_stdout_tap.ts";

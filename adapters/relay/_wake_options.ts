@@ -9,7 +9,7 @@
  */
 
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import type { SpawnRequest } from "../../src/remote/wire.ts";
+import type { SpawnRequest } from "../../src/wire/wire.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { resumeOptions } from "./_hibernation.ts";
 import { type CheckedPolicy, Refusal, resolveCwd, spawnOptions } from "./_policy.ts";

@@ -84,7 +84,7 @@ export {
   mintRelayToken,
   type MintRelayTokenOptions,
   type RelayTokenPolicy,
-} from "../../src/remote/relay_token.ts";
+} from "../../src/wire/relay_token.ts";
 export {
   DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS,
   RELAY_TOKEN_CLOCK_SKEW_SECONDS,
@@ -92,4 +92,4 @@ export {
   type VerifiedRelayToken,
   verifyRelayToken,
   type VerifyRelayTokenOptions,
-} from "../../src/remote/verify_relay_token.ts";
+} from "../../src/wire/verify_relay_token.ts";

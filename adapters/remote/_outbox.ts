@@ -16,7 +16,7 @@
  */
 
 import { type Deadline, deadline } from "../../src/_deadline.ts";
-import type { ClientMessage } from "../../src/remote/wire.ts";
+import type { ClientMessage } from "../../src/wire/wire.ts";
 
 /** Output entries after which the client acknowledges at once (flow control of a stream). */
 export const ACK_EVERY = 32;

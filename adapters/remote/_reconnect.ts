@@ -6,7 +6,7 @@
  */
 
 import { sleep } from "../../src/_deadline.ts";
-import type { ClientMessage } from "../../src/remote/wire.ts";
+import type { ClientMessage } from "../../src/wire/wire.ts";
 import type { Settings } from "./remote_options.ts";
 import { type Connected, messageOf, openSocket, Refusal } from "./_socket.ts";
 

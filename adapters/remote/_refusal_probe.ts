@@ -13,8 +13,8 @@
  * it was (the relay is down, or unreachable).
  */
 
-import { Refusal } from "../../src/remote/wire.ts";
-import { parseRelayMessage } from "../../src/remote/wire_parse.ts";
+import { Refusal } from "../../src/wire/wire.ts";
+import { parseRelayMessage } from "../../src/wire/wire_parse.ts";
 
 /** The most of a refusal's body read, in bytes. */
 const MAX_BODY_BYTES = 8192;

@@ -18,10 +18,10 @@ import {
   CLOSE,
   decodeOutput,
   type ReadyMessage,
-} from "../../src/remote/wire.ts";
-import { heartbeat } from "../../src/remote/_heartbeat.ts";
-import { parseRelayMessage } from "../../src/remote/wire_parse.ts";
-import { parseTraceContext, type TraceContext } from "../../src/remote/_trace_context.ts";
+} from "../../src/wire/wire.ts";
+import { heartbeat } from "../../src/wire/_heartbeat.ts";
+import { parseRelayMessage } from "../../src/wire/wire_parse.ts";
+import { parseTraceContext, type TraceContext } from "../../src/wire/_trace_context.ts";
 import type { Transport, TransportInfo } from "../../src/transport/transport.ts";
 import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { type Frame, InboundFrames } from "./_inbound.ts";

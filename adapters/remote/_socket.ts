@@ -10,8 +10,8 @@ import {
   Refusal,
   type RelayErrorKind,
   SUBPROTOCOL,
-} from "../../src/remote/wire.ts";
-import { parseRelayMessage } from "../../src/remote/wire_parse.ts";
+} from "../../src/wire/wire.ts";
+import { parseRelayMessage } from "../../src/wire/wire_parse.ts";
 import type { Settings } from "./remote_options.ts";
 import { askWhyRefused } from "./_refusal_probe.ts";
 

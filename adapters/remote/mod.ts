@@ -53,10 +53,10 @@ export {
   type RemoteOptions,
   type WebSocketConstructor,
 } from "./remote_options.ts";
-export type { SpawnRequest } from "../../src/remote/wire.ts";
+export type { SpawnRequest } from "../../src/wire/wire.ts";
 export {
   MAX_RELAY_TOKEN_TTL_SECONDS,
   mintRelayToken,
   type MintRelayTokenOptions,
   type RelayTokenPolicy,
-} from "../../src/remote/relay_token.ts";
+} from "../../src/wire/relay_token.ts";

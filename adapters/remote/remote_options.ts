@@ -6,7 +6,7 @@
  */
 
 import { checkMs } from "../../src/_deadline.ts";
-import type { SpawnRequest } from "../../src/remote/wire.ts";
+import type { SpawnRequest } from "../../src/wire/wire.ts";
 
 /** The constructor of the Web `WebSocket` (replaceable in tests). */
 export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocket;

@@ -7,7 +7,7 @@
  * telemetry allocates nothing for it per frame or per turn.
  */
 
-import { parseTraceparent, type TraceParent } from "../remote/_trace_context.ts";
+import { parseTraceparent, type TraceParent } from "../wire/_trace_context.ts";
 import type {
   Attributes,
   OtelApi,

@@ -1,7 +1,7 @@
 /** A raw WebSocket client of the relay protocol, for the relay tests. */
 
-import { bearerProtocol, decodeOutput, SUBPROTOCOL } from "../../../src/remote/wire.ts";
-import { parseRelayMessage } from "../../../src/remote/wire_parse.ts";
+import { bearerProtocol, decodeOutput, SUBPROTOCOL } from "../../../src/wire/wire.ts";
+import { parseRelayMessage } from "../../../src/wire/wire_parse.ts";
 import { denoRunArgs, fakeOptions, makeTestDir } from "../subprocess/_helpers.ts";
 import { type RelayOptions, type RelayServer, serveRelay } from "../../../adapters/relay/mod.ts";
 import type { SubprocessOptions } from "../../../adapters/subprocess/mod.ts";

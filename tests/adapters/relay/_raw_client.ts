@@ -4,7 +4,7 @@
  * sends what it is told when it is told.
  */
 
-import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { TOKEN } from "./_client.ts";
 
 /** A frame the relay sent. */

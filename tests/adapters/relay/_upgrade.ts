@@ -4,7 +4,7 @@
  * status, the headers, and the refusal the body carries.
  */
 
-import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { TOKEN } from "./_client.ts";
 
 /** A refused upgrade: its status, headers and the `error` message of its body. */

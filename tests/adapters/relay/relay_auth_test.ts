@@ -1,7 +1,7 @@
 /** The relay's HTTP surface and authentication; option checks. */
 
 import assert from "node:assert/strict";
-import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { DuplexError } from "../../../src/errors.ts";
 import { serveRelay } from "../../../adapters/relay/mod.ts";
 import { makeTestDir, openSession, startRelay, TestClient, TOKEN } from "./_client.ts";

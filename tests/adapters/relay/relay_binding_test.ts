@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { openSession, startRelay, TestClient, TOKEN, userLine } from "./_client.ts";
 
 const OTHER = "other-token-9876543210";

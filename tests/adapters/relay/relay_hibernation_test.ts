@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { HIBERNATED_TAIL_BYTES } from "../../../adapters/relay/_hibernation.ts";
 import {
   isGone,

@@ -11,10 +11,10 @@
 import assert from "node:assert/strict";
 import { SignJWT, UnsecuredJWT } from "npm:jose@6.2.18";
 import { mintRelayToken } from "../../../adapters/relay/mod.ts";
-import { CLOSE } from "../../../src/remote/wire.ts";
+import { CLOSE } from "../../../src/wire/wire.ts";
 import { refusalOf, startRelay, TestClient, TOKEN } from "./_client.ts";
 import { type RefusedUpgrade, refusedUpgrade } from "./_upgrade.ts";
-import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 
 const SECRET = "hostile-suite-secret-0123456789abcdef";
 const STRANGER = "a-secret-the-relay-never-heard-of-0123";

@@ -5,9 +5,9 @@
  */
 
 import assert from "node:assert/strict";
-import { CLOSE } from "../../../src/remote/wire.ts";
+import { CLOSE } from "../../../src/wire/wire.ts";
 import { makeTestDir, refusalOf, startRelay, TestClient, TOKEN } from "./_client.ts";
-import { bearerProtocol } from "../../../src/remote/wire.ts";
+import { bearerProtocol } from "../../../src/wire/wire.ts";
 import { upgradeRequest } from "./_raw_client.ts";
 
 /** Sends a hello with this spawn request. */

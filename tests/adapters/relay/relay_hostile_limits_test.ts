@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { type RelayOptions, serveRelay } from "../../../adapters/relay/mod.ts";
 import { makeTestDir, startRelay, TestClient, TOKEN, userLine, waitFor } from "./_client.ts";
 

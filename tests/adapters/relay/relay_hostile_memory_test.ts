@@ -20,7 +20,7 @@
 
 import assert from "node:assert/strict";
 import { mintRelayToken } from "../../../adapters/relay/mod.ts";
-import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { makeTestDir, spawnCount, startRelay, TestClient, TOKEN } from "./_client.ts";
 import { OPCODE, RawClient, upgradeRequest } from "./_raw_client.ts";
 

@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { HOST_EXIT_CLOSE_MS } from "../../../adapters/subprocess/_host_exit.ts";
-import { CLOSE } from "../../../src/remote/wire.ts";
+import { CLOSE } from "../../../src/wire/wire.ts";
 import { COUNTED_CLI, makeTestDir, TestClient, TOKEN, waitFor, waitGone } from "./_client.ts";
 import { startProgram } from "./_relay_program.ts";
 

@@ -15,7 +15,7 @@ import { tenantId } from "../../../adapters/relay/_tenancy.ts";
 import { DirectorySessionStore } from "../../../adapters/subprocess/mod.ts";
 import { MARKER_VARIABLE } from "../../../adapters/subprocess/_marked_processes.ts";
 import { isDuplexError } from "../../../src/errors.ts";
-import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { denoRunArgs } from "../subprocess/_helpers.ts";
 import {
   makeTestDir,

@@ -11,7 +11,7 @@
  */
 
 import assert from "node:assert/strict";
-import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
 import type { SessionStore } from "../../../src/store/session_store.ts";
 import {

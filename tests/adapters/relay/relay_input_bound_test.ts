@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { remote } from "../../../adapters/remote/mod.ts";
-import { CLOSE } from "../../../src/remote/wire.ts";
+import { CLOSE } from "../../../src/wire/wire.ts";
 import { openSession, startRelay, TestClient, TOKEN } from "./_client.ts";
 
 const LIMIT = 256 * 1024;

@@ -1,7 +1,7 @@
 /** Relay lifecycle: heartbeat, session limit, close, abort. */
 
 import assert from "node:assert/strict";
-import { CLOSE } from "../../../src/remote/wire.ts";
+import { CLOSE } from "../../../src/wire/wire.ts";
 import { openSession, startRelay, TestClient, waitGone } from "./_client.ts";
 
 function delay(ms: number): Promise<void> {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mintRelayToken } from "../../../adapters/relay/mod.ts";
 import { COUNTED_CLI, makeTestDir, spawnCount, TestClient } from "./_client.ts";
 import { refusedUpgrade } from "./_upgrade.ts";
-import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { startProgram } from "./_relay_program.ts";
 
 const SECRET = "main-test-secret-0123456789abcdefgh";

@@ -1,7 +1,7 @@
 /** The relay's spawn policy: refusals over the wire, and how requests map to CLI flags. */
 
 import assert from "node:assert/strict";
-import { CLOSE } from "../../../src/remote/wire.ts";
+import { CLOSE } from "../../../src/wire/wire.ts";
 import {
   type CheckedPolicy,
   checkPolicy,

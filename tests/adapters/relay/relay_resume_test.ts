@@ -1,7 +1,7 @@
 /** Resuming relay sessions: replay without loss or duplicates, refusals, grace expiry. */
 
 import assert from "node:assert/strict";
-import { CLOSE } from "../../../src/remote/wire.ts";
+import { CLOSE } from "../../../src/wire/wire.ts";
 import { isGone, openSession, startRelay, TestClient, userLine, waitGone } from "./_client.ts";
 
 /** Makes the stand-in CLI write 200 stderr lines (more than a 2000-byte buffer holds); waits for them. */

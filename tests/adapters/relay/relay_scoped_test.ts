@@ -13,9 +13,9 @@ import {
   verifyRelayToken,
 } from "../../../adapters/relay/mod.ts";
 import { mintRelayToken as mintOnTheEdge, remote } from "../../../adapters/remote/mod.ts";
-import { verifyRelayToken as verifyInSrc } from "../../../src/remote/verify_relay_token.ts";
+import { verifyRelayToken as verifyInSrc } from "../../../src/wire/verify_relay_token.ts";
 import { DuplexSession } from "../../../src/session/duplex_session.ts";
-import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, CLOSE, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import {
   countedCli,
   makeTestDir,

@@ -1,7 +1,7 @@
 /** The relay's session traffic: round trip, acks, stderr, input dedup and gaps, exit. */
 
 import assert from "node:assert/strict";
-import { CLOSE } from "../../../src/remote/wire.ts";
+import { CLOSE } from "../../../src/wire/wire.ts";
 import { openSession, startRelay, TestClient, userLine, waitGone } from "./_client.ts";
 
 function results(client: TestClient): unknown[] {

@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { bearerProtocol, SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
 import type {
   SessionKey,

@@ -11,7 +11,7 @@ import {
   DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS,
   RELAY_TOKEN_CLOCK_SKEW_SECONDS,
   verifyRelayToken,
-} from "../../../src/remote/verify_relay_token.ts";
+} from "../../../src/wire/verify_relay_token.ts";
 
 const SECRET = "relay-test-secret-0123456789abcdef";
 const PREVIOUS = "relay-previous-secret-0123456789abcd";

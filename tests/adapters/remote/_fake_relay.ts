@@ -10,8 +10,8 @@ import {
   type RelayMessage,
   SUBPROTOCOL,
   tokenFromProtocol,
-} from "../../../src/remote/wire.ts";
-import { parseClientFrame } from "../../../src/remote/wire_parse.ts";
+} from "../../../src/wire/wire.ts";
+import { parseClientFrame } from "../../../src/wire/wire_parse.ts";
 import { remote, type RemoteOptions } from "../../../adapters/remote/mod.ts";
 import type { Transport } from "../../../src/transport/transport.ts";
 

@@ -12,7 +12,7 @@ import {
   type WebSocketConstructor,
 } from "../../../adapters/remote/mod.ts";
 import { isDuplexError } from "../../../src/errors.ts";
-import { CLOSE, encodeOutput } from "../../../src/remote/wire.ts";
+import { CLOSE, encodeOutput } from "../../../src/wire/wire.ts";
 import {
   connect,
   FakeRelay,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { remote } from "../../../adapters/remote/mod.ts";
 import { type DuplexError, isDuplexError } from "../../../src/errors.ts";
-import { SUBPROTOCOL } from "../../../src/remote/wire.ts";
+import { SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import type { Transport } from "../../../src/transport/transport.ts";
 import { connect, FakeRelay, handshake, openRemote, TOKEN, withRelay } from "./_fake_relay.ts";
 

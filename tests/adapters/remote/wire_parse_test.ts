@@ -9,14 +9,14 @@ import {
   parseClientMessage,
   parseRelayMessage,
   parseSpawnRequest,
-} from "../../../src/remote/wire_parse.ts";
+} from "../../../src/wire/wire_parse.ts";
 import {
   base64url,
   BEARER_PREFIX,
   bearerProtocol,
   fromBase64url,
   tokenFromProtocol,
-} from "../../../src/remote/wire.ts";
+} from "../../../src/wire/wire.ts";
 
 const json = JSON.stringify;
 

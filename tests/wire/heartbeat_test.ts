@@ -5,7 +5,7 @@
  * was dropped so under load: relay_lifecycle_test.ts's heartbeat step).
  */
 import assert from "node:assert/strict";
-import { heartbeat } from "../../src/remote/_heartbeat.ts";
+import { heartbeat } from "../../src/wire/_heartbeat.ts";
 
 /** Keeps the event loop busy for `ms`, as a loaded machine does. */
 function stall(ms: number): void {
