@@ -30,7 +30,7 @@
  * @module
  */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord, jsonEqual } from "../_values.ts";
 
 /** Options of {@linkcode validateJsonSchema}. */
 export interface ValidateOptions {
@@ -114,20 +114,6 @@ function matchesType(name: string, value: unknown): boolean {
     default:
       return true; // an unknown type name constrains nothing
   }
-}
-
-/** Deep equality of JSON values (object key order ignored). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  }
-  if (isRecord(a) && isRecord(b)) {
-    const keys = Object.keys(a);
-    if (keys.length !== Object.keys(b).length) return false;
-    return keys.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return false;
 }
 
 function show(value: unknown): string {

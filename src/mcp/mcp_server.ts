@@ -10,7 +10,7 @@
  * @module
  */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import { validateJsonSchema } from "./_json_schema.ts";
 import { validateWith, type Validation } from "./standard_schema.ts";
 import {

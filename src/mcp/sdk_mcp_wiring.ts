@@ -44,7 +44,7 @@
  * @module
  */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import { JSON_RPC_ERRORS, type JsonRpcResponse, type SdkMcpServer } from "./mcp_server.ts";
 
 /** The body of an `mcp_message` control request from the CLI. */

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 
 /** One problem a validator found. */
 export interface StandardSchemaIssue {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import {
   type InferSchemaOutput,
   isStandardSchema,

@@ -7,7 +7,7 @@
  * one), so the types and the checks cannot drift apart.
  */
 
-import { isRecord } from "./guards.ts";
+import { isRecord } from "../_values.ts";
 import type { ConversationFrame } from "./messages.ts";
 import type { SystemFrameMap, SystemSubtype } from "./system_frame.ts";
 

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { isRecord } from "../_values.ts";
 import type {
   CanUseToolRequest,
   ControlCancelRequestFrame,
@@ -27,15 +28,8 @@ import type {
 import type { SystemFrame, SystemFrameMap, SystemSubtype } from "./system_frame.ts";
 import type { SystemInitFrame } from "./system_frames.ts";
 
-/**
- * Tells whether a value is a plain JSON object (not an array, not null).
- *
- * @param value Anything.
- * @returns True for a non-null, non-array object.
- */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+// moved to src/_values.ts; re-exported until the imports are updated
+export { isRecord } from "../_values.ts";
 
 function isKnownSubtype(subtype: string): subtype is SystemSubtype {
   return Object.hasOwn(SYSTEM_FIELDS, subtype);

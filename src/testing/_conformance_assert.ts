@@ -11,7 +11,7 @@
 import { abortable, deadline, sleep } from "../_deadline.ts";
 import type { DecodeDiagnostic } from "../codec/frame_decoder.ts";
 import { DuplexError, excerptOf, type TransportExit } from "../errors.ts";
-import { jsonEqual } from "../mcp/_json_schema.ts";
+import { jsonEqual } from "../_values.ts";
 
 /** A wait of the suite ran out of time (as opposed to a contract broken outright). */
 export class ContractTimeout extends Error {

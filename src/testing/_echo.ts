@@ -6,7 +6,7 @@
  * @module
  */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import {
   assistantTextFrame,
   commandLifecycleFrame,

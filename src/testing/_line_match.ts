@@ -7,7 +7,7 @@
  */
 
 import { excerptOf } from "../errors.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import { userText } from "./_echo.ts";
 
 /** How closely lines must match. */

@@ -9,7 +9,7 @@
 
 import { checkMs, MAX_TIMER_MS, sleep } from "../_deadline.ts";
 import { excerptOf, type TransportExit } from "../errors.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import type { TransportInfo } from "../transport/transport.ts";
 import { describeFrame, matchLine, type MatchMode } from "./_line_match.ts";
 import { formatMismatch, type Mismatch } from "./_mismatch_diff.ts";

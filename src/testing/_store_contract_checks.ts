@@ -3,7 +3,7 @@
  * contract. Each gets `fresh()`, which opens a new, empty store. */
 
 import { sleep } from "../_deadline.ts";
-import { jsonEqual } from "../mcp/_json_schema.ts";
+import { jsonEqual } from "../_values.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../store/session_store.ts";
 
 /** Opens a new, empty store for one check. */

@@ -8,7 +8,7 @@
  */
 
 import { DuplexError } from "../errors.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import { redactJson, type Redactor } from "./redaction.ts";
 import type { RecordSink } from "./record_transport.ts";
 import type { TranscriptDirection } from "./transcript.ts";

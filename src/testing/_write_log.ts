@@ -8,7 +8,7 @@
 
 import { checkMs, deadline } from "../_deadline.ts";
 import { DuplexError, excerptOf } from "../errors.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import { matchAny, toMatcher } from "./_frame_matcher.ts";
 import type { FrameMatch, FrameMatcher, NextWriteOptions } from "./scripted_cli_options.ts";
 

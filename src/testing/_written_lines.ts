@@ -7,7 +7,7 @@
  */
 
 import { abortable, deadline } from "../_deadline.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import type { MemoryTransport } from "./_memory_transport.ts";
 
 /** A line the session wrote, and its parse (undefined when it is not a JSON object). */

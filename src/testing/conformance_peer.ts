@@ -7,7 +7,7 @@
  * @module
  */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import { ScriptedCli, type ScriptedCliOptions, type ScriptRule } from "./scripted_cli.ts";
 
 /** Options of {@linkcode conformanceCli}: those of a {@linkcode ScriptedCli} but its behaviour. */

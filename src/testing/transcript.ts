@@ -7,7 +7,7 @@
  */
 
 import { DuplexError, excerptOf } from "../errors.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 
 /** Which stream a transcript entry was recorded on, or `"meta"` for spawn, stdin end and exit. */
 export type TranscriptDirection = "meta" | "stdin" | "stdout" | "stderr";

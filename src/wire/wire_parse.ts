@@ -10,7 +10,7 @@
  */
 
 import type { TransportExit } from "../errors.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import { parseTraceContext } from "./_trace_context.ts";
 import {
   type ClientMessage,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { jsonEqual, validateJsonSchema } from "../../src/mcp/_json_schema.ts";
+import { validateJsonSchema } from "../../src/mcp/_json_schema.ts";
 
 type Case = [name: string, schema: unknown, value: unknown, errors: string[]];
 
@@ -225,13 +225,6 @@ Deno.test(
     });
   },
 );
-
-Deno.test("jsonEqual() compares JSON values structurally", { permissions: "none" }, () => {
-  assert.ok(jsonEqual({ a: [1, { b: null }] }, { a: [1, { b: null }] }));
-  assert.ok(!jsonEqual({ a: 1 }, { a: 1, b: undefined }));
-  assert.ok(!jsonEqual([1], { 0: 1 }));
-  assert.ok(!jsonEqual(1, "1"));
-});
 
 Deno.test("validateJsonSchema() never throws on arbitrary JSON", { permissions: "none" }, () => {
   fc.assert(
