@@ -21,8 +21,11 @@ import {
   type ProcessRecord,
 } from "./_process_tree.ts";
 
-/** How the child ended, as Deno reports it. */
-export interface ExitStatus {
+/**
+ * How the child ended, as Deno reports it (not the session's public
+ * `ExitStatus`, which tells whether the session runs and how it ended).
+ */
+export interface ChildExit {
   /** The exit code, or `null` when a signal ended it. */
   readonly code: number | null;
   /** The signal that ended it, or `null`. */
@@ -63,7 +66,7 @@ export class CliProcess {
   /** The CLI's pid, which is also its process group id (it is spawned detached). */
   readonly pid: number;
   /** Resolves once, when the child has been reaped; never rejects. */
-  readonly status: Promise<ExitStatus>;
+  readonly status: Promise<ChildExit>;
   readonly #child: Deno.ChildProcess;
   readonly #marker: string;
   readonly #descendants = new Map<number, ProcessRecord>();
@@ -80,8 +83,8 @@ export class CliProcess {
     // One reaction, the first on `child.status`: the exit is known here before any other
     // code hears of it (a close that begins after it finds the CLI exited, not closing).
     this.status = child.status.then(
-      (status): ExitStatus => this.#exited({ code: status.code, signal: status.signal }),
-      (): ExitStatus => this.#exited({ code: null, signal: null }),
+      (status): ChildExit => this.#exited({ code: status.code, signal: status.signal }),
+      (): ChildExit => this.#exited({ code: null, signal: null }),
     );
   }
 
@@ -219,7 +222,7 @@ export class CliProcess {
     return this.exited ? false : undefined;
   }
 
-  #exited(status: ExitStatus): ExitStatus {
+  #exited(status: ChildExit): ChildExit {
     this.#setLife({ state: "exited", requested: this.#state.life.state === "closing" });
     return status;
   }

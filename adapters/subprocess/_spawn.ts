@@ -15,9 +15,13 @@ import { DuplexError, excerptOf } from "../../src/errors.ts";
 import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
 import { MARKER_VARIABLE } from "./_marked_processes.ts";
 import { type PrivateFolder, writePrivateFiles } from "./_private_files.ts";
-import { planLaunch } from "./build_args.ts";
 import { bubblewrapMissing, wrapInBubblewrap, type Wrapped } from "./_isolation.ts";
-import { cwdPath, STRIPPED_ENV, type SubprocessOptions } from "./subprocess_options.ts";
+import {
+  type CheckedSubprocessOptions,
+  cwdPath,
+  STRIPPED_ENV,
+  type SubprocessOptions,
+} from "./subprocess_options.ts";
 
 /** A spawned CLI. */
 export interface Spawned {
@@ -47,9 +51,8 @@ export interface Spawned {
  * MCP configs given as objects are written to a private folder first,
  * removed when the CLI has been reaped (or the spawn failed).
  *
- * @param options The subprocess options (checked).
- * @param cliArgs The CLI flags, as `buildArgs(options)` made them (rebuilt
- * with the private folder's path when the launch has private files).
+ * @param checked The subprocess options, checked, with the launch plan (its
+ * arguments name the private folder written here, when the launch has private files).
  * @param marker The value of the marker variable for this CLI.
  * @param context The session's open context: its signal aborts the start before the spawn,
  * its trace context becomes `TRACEPARENT` / `TRACESTATE`.
@@ -58,15 +61,14 @@ export interface Spawned {
  * to do; `unsupported` when the sandbox was asked for and `bwrap` is missing.
  */
 export async function spawnCli(
-  options: SubprocessOptions,
-  cliArgs: readonly string[],
+  checked: CheckedSubprocessOptions,
   marker: string,
   context: TransportOpenContext | undefined,
 ): Promise<Spawned> {
+  const { options, plan } = checked;
   const signal = context?.signal;
   signal?.throwIfAborted();
   requireCommand();
-  const plan = planLaunch(options);
   const trace = context?.traceContext;
   const env: Record<string, string> = {
     ...childEnv(options),
@@ -105,7 +107,7 @@ export async function spawnCli(
     if (resumed) env.CLAUDE_CONFIG_DIR = resumed.path;
   }
   let folder: PrivateFolder | undefined;
-  let flags = cliArgs;
+  let flags: readonly string[] = plan.args;
   if (Object.keys(plan.files).length > 0) {
     try {
       folder = await writePrivateFiles(plan.files, options.tempDir);
@@ -113,7 +115,7 @@ export async function spawnCli(
       await resumed?.remove();
       throw error;
     }
-    flags = planLaunch(options, folder.path).args;
+    flags = plan.argsIn(folder.path);
   }
   const args = [...(options.executableArgs ?? options.binaryArgs ?? []), ...flags];
   const sandboxed = options.isolation === "bubblewrap";

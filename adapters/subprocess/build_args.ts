@@ -130,6 +130,60 @@ export function buildArgs(options: CliOptions = {}, privateDir?: string): string
  * ```
  */
 export function planLaunch(options: CliOptions = {}, privateDir?: string): CliLaunch {
+  return plan(options, privateDir).launch;
+}
+
+/**
+ * A launch planned once, when the factory is made (`subprocess()`): its
+ * arguments name `<private dir>`, and each spawn names the folder it wrote
+ * the private files into with {@linkcode LaunchPlan.argsIn}.
+ */
+export interface LaunchPlan extends CliLaunch {
+  /**
+   * The arguments, the private files in `dir`: the plan's own when it has none.
+   *
+   * @param dir The folder the spawn wrote {@linkcode CliLaunch.files} into.
+   */
+  argsIn(dir: string): readonly string[];
+}
+
+/**
+ * Checks the options and plans the launch once, for every spawn of a factory.
+ *
+ * @param options The CLI options.
+ * @returns The plan.
+ * @throws {DuplexError} `invalid_argument` for a value the CLI would refuse.
+ * @throws {TypeError} For a value of the wrong type.
+ */
+export function launchPlan(options: CliOptions): LaunchPlan {
+  const { launch, named } = plan(options, undefined);
+  const { args } = launch;
+  return {
+    ...launch,
+    argsIn(dir: string): readonly string[] {
+      if (named.length === 0) return args;
+      const folder = text("privateDir", dir);
+      const renamed = [...args];
+      for (const { index, path, name } of named) {
+        const arg = args[index] as string;
+        renamed[index] = `${arg.slice(0, arg.length - path.length)}${folder}/${name}`;
+      }
+      return renamed;
+    },
+  };
+}
+
+/** An argument that ends with the path of a private file. */
+interface NamedFile {
+  readonly index: number;
+  readonly path: string;
+  readonly name: string;
+}
+
+function plan(
+  options: CliOptions,
+  privateDir: string | undefined,
+): { launch: CliLaunch; named: readonly NamedFile[] } {
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`Cannot build the claude arguments: options must be an object`);
   }
@@ -139,10 +193,14 @@ export function planLaunch(options: CliOptions = {}, privateDir?: string): CliLa
   const files: Record<string, string> = {};
   const env: Record<string, string> = {};
   const initialize: Record<string, unknown> = {};
-  /* A JSON value carried in a private file, named in the arguments. */
+  const named: NamedFile[] = [];
+  /* A JSON value carried in a private file, named at the end of the next argument pushed
+   * (every caller pushes `--flag=<path>` right after, nothing in between). */
   function viaFile(name: string, contents: string): string {
     files[name] = contents;
-    return `${dir}/${name}`;
+    const path = `${dir}/${name}`;
+    named.push({ index: args.length, path, name });
+    return path;
   }
 
   const promptTool = promptToolArg(o);
@@ -279,7 +337,7 @@ export function planLaunch(options: CliOptions = {}, privateDir?: string): CliLa
   }
   if (o.toolConfig !== undefined) Object.assign(env, toolConfigEnv(o.toolConfig));
   if (o.extraArgs !== undefined) args.push(...extraArgs(o.extraArgs));
-  return { args, files, env, initialize };
+  return { launch: { args, files, env, initialize }, named };
 }
 
 function promptToolArg(o: CliOptions): string | undefined {

@@ -1,6 +1,7 @@
 /**
  * The options of `subprocess()`: their type, their defaults, and their
- * checks, which run when the factory is made, before anything is spawned.
+ * checks ({@linkcode checkSubprocessOptions}, pure), which run when the
+ * factory is made, before anything is spawned.
  *
  * @module
  */
@@ -8,6 +9,7 @@
 import { checkMs } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import type { CliOptions } from "./cli_options.ts";
+import { type LaunchPlan, launchPlan } from "./build_args.ts";
 import type { MirrorOptions } from "../../src/store/mirror_target.ts";
 import { checkMirrorOptions } from "../../src/session/_mirror.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
@@ -226,8 +228,8 @@ export interface SubprocessOptions extends CliOptions {
   };
 }
 
-/** The lifecycle options, checked, with their defaults. */
-export interface Lifecycle {
+/** How a transport closes: the close options, checked, with their defaults. */
+export interface CloseSettings {
   /** See {@linkcode SubprocessOptions.closeGraceMs}. */
   readonly closeGraceMs: number;
   /** See {@linkcode SubprocessOptions.terminateGraceMs}. */
@@ -238,17 +240,35 @@ export interface Lifecycle {
   readonly hostSignal: HostSignalMode;
 }
 
+/** The options of `subprocess()`, checked once: what every spawn of its factory takes. */
+export interface CheckedSubprocessOptions {
+  /** The options, with `sessionMirror: true` when a `sessionStore` is given. */
+  readonly options: SubprocessOptions;
+  /** The launch, planned (its private files' folder is named at each spawn). */
+  readonly plan: LaunchPlan;
+  /** How the transport closes. */
+  readonly close: CloseSettings;
+}
+
 const WHAT = "Cannot use the subprocess options";
 
 /**
- * Checks the options that are not CLI flags (`buildArgs` checks those).
+ * Checks every option of `subprocess()` and plans the launch, spawning
+ * nothing and touching nothing (pure): what `subprocess()` and a pool's
+ * constructor run before anything is spawned.
  *
- * @param options The options given.
- * @returns The lifecycle options, defaults applied.
+ * @param given The options given.
+ * @returns The options with the plan and the close settings.
+ * @throws {DuplexError} `invalid_argument` for an option the CLI would refuse.
  * @throws {TypeError} For an option of the wrong type.
  * @throws {RangeError} For a duration out of range.
- * @throws {DuplexError} `invalid_argument` for another value that cannot be used.
  */
+export function checkSubprocessOptions(given: SubprocessOptions): CheckedSubprocessOptions {
+  const options = given?.sessionStore ? { ...given, sessionMirror: true } : given;
+  const plan = launchPlan(options);
+  return { options, plan, close: checkOptions(options) };
+}
+
 /**
  * A working directory option as a path (a `file:` URL decoded).
  *
@@ -259,7 +279,16 @@ export function cwdPath(cwd: string | URL | undefined): string | undefined {
   return cwd instanceof URL ? decodeURIComponent(cwd.pathname) : cwd;
 }
 
-export function checkOptions(options: SubprocessOptions): Lifecycle {
+/**
+ * Checks the options that are not CLI flags (`planLaunch` checks those).
+ *
+ * @param options The options given.
+ * @returns The close settings, defaults applied.
+ * @throws {TypeError} For an option of the wrong type.
+ * @throws {RangeError} For a duration out of range.
+ * @throws {DuplexError} `invalid_argument` for another value that cannot be used.
+ */
+export function checkOptions(options: SubprocessOptions): CloseSettings {
   for (const name of ["pathToClaudeCodeExecutable", "binary", "tempDir"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "string") {
       throw new TypeError(`${WHAT}: ${name} must be a string`);

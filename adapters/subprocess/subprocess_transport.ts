@@ -21,7 +21,6 @@ import type {
   TransportInfo,
   TransportOpenContext,
 } from "../../src/transport/transport.ts";
-import { buildArgs } from "./build_args.ts";
 import { CliProcess } from "./_cli_process.ts";
 import { climbCloseLadder } from "./_close_ladder.ts";
 import { type HostExitMember, registerForHostExit, unregisterForHostExit } from "./_host_exit.ts";
@@ -29,9 +28,10 @@ import { LinePipe, OutputPipe } from "./_pipes.ts";
 import { spawnCli, type Spawned } from "./_spawn.ts";
 import { StderrTail } from "./_stderr_tail.ts";
 import {
-  checkOptions,
+  type CheckedSubprocessOptions,
+  checkSubprocessOptions,
+  type CloseSettings,
   type HostSignalMode,
-  type Lifecycle,
   type SubprocessOptions,
 } from "./subprocess_options.ts";
 
@@ -85,12 +85,10 @@ const WRITE_FAILURE_EXIT_WAIT_MS = 500;
  * console.log(turn.result.text);
  * ```
  */
-export function subprocess(given: SubprocessOptions = {}): TransportFactory {
-  const options = given?.sessionStore ? { ...given, sessionMirror: true } : given;
-  const cliArgs = buildArgs(options);
-  const lifecycle = checkOptions(options);
+export function subprocess(options: SubprocessOptions = {}): TransportFactory {
+  const checked = checkSubprocessOptions(options);
   return function openSubprocess(context?: TransportOpenContext): Promise<Transport> {
-    return SubprocessTransport.open(options, cliArgs, lifecycle, context);
+    return SubprocessTransport.open(checked, context);
   };
 }
 
@@ -124,7 +122,7 @@ class SubprocessTransport implements Transport, HostExitMember {
   readonly #process: CliProcess;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #encoder = new TextEncoder();
-  readonly #lifecycle: Lifecycle;
+  readonly #close: CloseSettings;
   readonly #tail: StderrTail;
   readonly #stdout: OutputPipe;
   readonly #stderr: LinePipe;
@@ -136,15 +134,13 @@ class SubprocessTransport implements Transport, HostExitMember {
   readonly #removePrivateFilesSync: () => void;
 
   static async open(
-    options: SubprocessOptions,
-    cliArgs: readonly string[],
-    lifecycle: Lifecycle,
+    checked: CheckedSubprocessOptions,
     context: TransportOpenContext | undefined,
   ): Promise<SubprocessTransport> {
     const signal = context?.signal;
     const marker = crypto.randomUUID();
-    const spawned = await spawnCli(options, cliArgs, marker, context);
-    const transport = new SubprocessTransport(spawned, lifecycle, marker);
+    const spawned = await spawnCli(checked, marker, context);
+    const transport = new SubprocessTransport(spawned, checked.close, marker);
     if (signal?.aborted) {
       transport.#closing ??= transport.#shutdown(false);
       await transport.#closing;
@@ -153,13 +149,13 @@ class SubprocessTransport implements Transport, HostExitMember {
     return transport;
   }
 
-  constructor(spawned: Spawned, lifecycle: Lifecycle, marker: string) {
+  constructor(spawned: Spawned, close: CloseSettings, marker: string) {
     const { child, description } = spawned;
     this.#removePrivateFilesSync = spawned.removePrivateFilesSync;
     this.#process = new CliProcess(child, marker);
-    this.#lifecycle = lifecycle;
-    this.hostSignal = lifecycle.hostSignal;
-    this.terminateGraceMs = lifecycle.terminateGraceMs;
+    this.#close = close;
+    this.hostSignal = close.hostSignal;
+    this.terminateGraceMs = close.terminateGraceMs;
     // Stdout chunks are the runtime's fresh read buffers, passed on untouched.
     this.info = {
       kind: "subprocess",
@@ -171,7 +167,7 @@ class SubprocessTransport implements Transport, HostExitMember {
     };
     this.#writer = child.stdin.getWriter();
     this.#writer.closed.catch(() => {});
-    this.#tail = new StderrTail(lifecycle.stderrTailBytes, TAIL_LINES);
+    this.#tail = new StderrTail(close.stderrTailBytes, TAIL_LINES);
     this.#stdout = new OutputPipe(child.stdout);
     this.readable = this.#stdout.readable;
     this.#stderr = new LinePipe(child.stderr, this.#tail, {
@@ -318,8 +314,8 @@ class SubprocessTransport implements Transport, HostExitMember {
         tearDown: (): void => this.#tearDownInput(),
       };
       await climbCloseLadder(this.#process, input, {
-        closeGraceMs: polite ? this.#lifecycle.closeGraceMs : 0,
-        terminateGraceMs: this.#lifecycle.terminateGraceMs,
+        closeGraceMs: polite ? this.#close.closeGraceMs : 0,
+        terminateGraceMs: this.#close.terminateGraceMs,
       });
       return await this.#ended;
     } finally {

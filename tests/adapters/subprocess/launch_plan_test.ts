@@ -4,6 +4,7 @@ import {
   planLaunch,
   type SandboxSettings,
 } from "../../../adapters/subprocess/mod.ts";
+import { launchPlan } from "../../../adapters/subprocess/build_args.ts";
 
 const DIR = "/run/private";
 
@@ -198,5 +199,33 @@ Deno.test({
       });
       assert.deepEqual(planLaunch({ skills: "all" }).initialize, {});
     });
+  },
+});
+
+Deno.test({
+  name: "launchPlan() plans once: argsIn(dir) names the folder as planLaunch(options, dir) does",
+  permissions: "none",
+  fn: () => {
+    const cases: readonly CliOptions[] = [
+      {},
+      { model: "sonnet", settings: "/etc/s.json", agents: "a.json" },
+      {
+        model: "sonnet",
+        mcpConfig: { mcpServers: { s: { command: "srv" } } },
+        settings: { env: { A: "1" } },
+        sandbox: { enabled: true },
+        agents: { a: { description: "d", prompt: "p" } },
+        extraArgs: ["--note=<private dir>/settings.json"],
+      },
+      { agents: '{"r":{"prompt":"p"}}', mcpConfig: "m.json", maxTurns: 2 },
+    ];
+    for (const options of cases) {
+      const plan = launchPlan(options);
+      const { argsIn: _, ...launch } = plan;
+      assert.deepEqual(launch, planLaunch(options));
+      assert.deepEqual(plan.argsIn(DIR), planLaunch(options, DIR).args);
+      assert.deepEqual(plan.argsIn("/tmp/other"), planLaunch(options, "/tmp/other").args);
+    }
+    assert.throws(() => launchPlan({ settings: {} }).argsIn(""), /privateDir/);
   },
 });
