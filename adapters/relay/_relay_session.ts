@@ -13,9 +13,23 @@ import type { Transport } from "../../src/transport/transport.ts";
 import { HIBERNATED_TAIL_BYTES, resumeOptions } from "./_hibernation.ts";
 import { OutputBuffer, type OutputEntry } from "./_output_buffer.ts";
 import type { SessionTrace } from "./_relay_telemetry.ts";
-import type { InputResult, Peer, SessionSettings } from "./_relay_session_types.ts";
+import {
+  closeRequested,
+  CLOSING,
+  type InputResult,
+  type Peer,
+  type Phase,
+  type RelaySessionSettings,
+  RUNNING,
+} from "./_relay_session_types.ts";
 
-export type { InputResult, Peer, Restore, SessionSettings, Wake } from "./_relay_session_types.ts";
+export type {
+  InputResult,
+  Peer,
+  RelaySessionSettings,
+  Restore,
+  Wake,
+} from "./_relay_session_types.ts";
 
 const encoder = new TextEncoder();
 
@@ -24,7 +38,7 @@ export class RelaySession {
   /** The unguessable session token (32 random bytes, base64url). */
   readonly id: string;
   readonly #transport: Transport;
-  readonly #settings: SessionSettings;
+  readonly #settings: RelaySessionSettings;
   readonly #buffer: OutputBuffer;
   readonly #run: Promise<void>;
   #outSeq = 0;
@@ -37,10 +51,7 @@ export class RelaySession {
   #acks: Promise<void> = Promise.resolve();
   #peer: Peer | undefined;
   #timer: Deadline | undefined;
-  #exitSeq: number | undefined;
-  #closeRequested = false;
-  #forgotten = false;
-  #done: Promise<void> | undefined;
+  #phase: Phase = RUNNING;
   /** Resolved when acknowledgements free room in the window (flow control of stdout). */
   #room: PromiseWithResolvers<void> | undefined;
 
@@ -50,7 +61,7 @@ export class RelaySession {
    * @param transport The spawned CLI.
    * @param settings Grace, buffer bound and the forget callback.
    */
-  constructor(transport: Transport, settings: SessionSettings) {
+  constructor(transport: Transport, settings: RelaySessionSettings) {
     this.#transport = transport;
     this.#settings = settings;
     this.#buffer = new OutputBuffer(settings.bufferBytes);
@@ -73,7 +84,7 @@ export class RelaySession {
 
   /** True once the session was forgotten (its process is being closed). */
   get forgotten(): boolean {
-    return this.#forgotten;
+    return this.#phase.phase === "forgotten";
   }
 
   /** Bytes of input taken and not yet written to the CLI. */
@@ -131,7 +142,7 @@ export class RelaySession {
     for (const entry of replay) send(peer, entry);
     if (resumed) this.#settings.trace.resumed(after, replay.length);
     // An ended session waits for the acknowledgement of its exit, for the grace at most.
-    if (this.#exitSeq !== undefined) this.#startTimer();
+    if (this.#phase.phase === "exited") this.#startTimer();
   }
 
   /**
@@ -143,8 +154,8 @@ export class RelaySession {
   detach(peer: Peer): void {
     if (this.#peer !== peer) return;
     this.#peer = undefined;
-    if (this.#forgotten) return;
-    if (this.#closeRequested || !this.#settings.resumable) void this.forget();
+    if (this.forgotten) return;
+    if (closeRequested(this.#phase) || !this.#settings.resumable) void this.forget();
     else {
       this.#settings.trace.disconnected();
       this.#startTimer();
@@ -157,7 +168,7 @@ export class RelaySession {
    * a drop. Nothing changes when a connection holds it or it waits already.
    */
   unclaimed(): void {
-    if (this.#peer !== undefined || this.#timer !== undefined || this.#forgotten) return;
+    if (this.#peer !== undefined || this.#timer !== undefined || this.forgotten) return;
     if (this.#settings.resumable) this.#startTimer();
     else void this.forget();
   }
@@ -205,7 +216,7 @@ export class RelaySession {
       return;
     }
     this.#acks = this.#acks.then(() => recorded).then(() => {
-      if (!this.#forgotten) this.#peer?.sendText(text({ t: "ack", seq }));
+      if (!this.forgotten) this.#peer?.sendText(text({ t: "ack", seq }));
     });
   }
 
@@ -219,7 +230,8 @@ export class RelaySession {
     if (seq > this.#outSeq) return false;
     this.#buffer.ack(seq);
     if (!this.#windowFull()) this.#wake();
-    if (this.#exitSeq !== undefined && seq >= this.#exitSeq) {
+    const phase = this.#phase;
+    if (phase.phase === "exited" && seq >= phase.exitSeq) {
       const peer = this.#peer;
       void this.forget();
       peer?.end(CLOSE.normal, "Session ended");
@@ -234,7 +246,9 @@ export class RelaySession {
 
   /** Closes the CLI at the client's request; the exit message follows. */
   requestClose(): void {
-    this.#closeRequested = true;
+    const phase = this.#phase;
+    if (phase.phase === "running") this.#phase = CLOSING;
+    else if (phase.phase === "exited") this.#phase = { ...phase, closeRequested: true };
     this.#transport.close().catch(() => {});
   }
 
@@ -248,22 +262,24 @@ export class RelaySession {
    * @returns Resolves when the CLI is reaped and the pumps have ended.
    */
   forget(leave: RecordState | "keep" = "closed"): Promise<void> {
-    if (!this.#forgotten) {
-      this.#forgotten = true;
-      this.#clearTimer();
-      this.#wake();
-      const done = (async () => {
-        await this.#transport.close().catch(() => {});
-        await this.#run;
-        await this.#writing;
-        await this.#acks;
-        await this.#settings.store?.closeRecord(leave === "keep" ? undefined : leave);
-        this.#buffer.clear();
-      })();
-      this.#done = done;
-      this.#settings.onForget(this, done);
-    }
-    return this.#done!;
+    if (this.#phase.phase === "forgotten") return this.#phase.done;
+    const done = Promise.withResolvers<void>();
+    this.#phase = { phase: "forgotten", done: done.promise };
+    this.#clearTimer();
+    this.#wake();
+    done.resolve(this.#retire(leave));
+    this.#settings.onForget(this, done.promise);
+    return done.promise;
+  }
+
+  /* Closes the CLI, waits for the pumps, the writes and the record; drops the buffer. */
+  async #retire(leave: RecordState | "keep"): Promise<void> {
+    await this.#transport.close().catch(() => {});
+    await this.#run;
+    await this.#writing;
+    await this.#acks;
+    await this.#settings.store?.closeRecord(leave === "keep" ? undefined : leave);
+    this.#buffer.clear();
   }
 
   async #pump(): Promise<void> {
@@ -275,12 +291,12 @@ export class RelaySession {
     // The store gets the transcript's last lines before the client hears of the exit, and, when
     // the client closed it, the conversation's end: no relay resumes it after.
     await this.#settings.store?.closeMirror();
-    if (this.#closeRequested && !this.#forgotten) await this.#settings.store?.mark("closed");
+    if (this.#phase.phase === "closing") await this.#settings.store?.mark("closed");
     this.#settings.trace.exited(exit);
     const seq = ++this.#outSeq;
     this.#emit({ seq, frame: text({ t: "exit", seq, exit }) });
-    this.#exitSeq = seq;
-    if (this.#forgotten) return;
+    if (this.#phase.phase === "forgotten") return;
+    this.#phase = { phase: "exited", exitSeq: seq, closeRequested: closeRequested(this.#phase) };
     // An ended session waits for the acknowledgement of its exit, for the grace at most; a
     // detached one keeps the grace timer it already has.
     if (this.#peer !== undefined || this.#timer === undefined) this.#startTimer();
@@ -294,9 +310,9 @@ export class RelaySession {
         // Flow control: with half the buffer unacknowledged, stop reading until the client
         // acknowledges; the CLI then waits on its pipe. Stdout output is never dropped from
         // the buffer, so a resume always finds it, and memory stays bounded.
-        if (this.#windowFull() && !this.#forgotten) {
+        if (this.#windowFull() && !this.forgotten) {
           const stall = this.#settings.trace.stalled(this.#buffer.bytes);
-          while (this.#windowFull() && !this.#forgotten) {
+          while (this.#windowFull() && !this.forgotten) {
             this.#room = Promise.withResolvers<void>();
             await this.#room.promise;
           }
@@ -359,7 +375,7 @@ export class RelaySession {
   }
 
   #emit(entry: OutputEntry): void {
-    if (this.#forgotten) return;
+    if (this.#phase.phase === "forgotten") return;
     this.#buffer.push(entry);
     if (this.#peer !== undefined) send(this.#peer, entry);
   }
@@ -379,7 +395,7 @@ export class RelaySession {
   /* The grace of a detached, running session ended: keep what a resume needs, close the CLI. */
   #hibernate(): boolean {
     const hibernation = this.#settings.hibernation;
-    if (!hibernation || this.#exitSeq !== undefined || this.#closeRequested) return false;
+    if (!hibernation || this.#phase.phase !== "running") return false;
     // What the buffer holds is what the client lacks; kept when it is small enough.
     const buffer = this.#buffer;
     const kept = buffer.bytes <= HIBERNATED_TAIL_BYTES;

@@ -1,6 +1,7 @@
 /**
- * The types of a relayed session: what it needs from its connection, its
- * settings, and how it answers an input line.
+ * The types of a relayed session: its one phase (and the pure rule of
+ * whether its client asked to close it), what it needs from its connection,
+ * its settings, and how it answers an input line.
  *
  * @module
  */
@@ -12,6 +13,37 @@ import type { OutputEntry } from "./_output_buffer.ts";
 import type { Resent, StoreLink } from "./_relay_store.ts";
 import type { SessionTrace } from "./_relay_telemetry.ts";
 import type { RelaySession } from "./_relay_session.ts";
+
+/**
+ * Where a relayed session is:
+ * - `running`: its CLI runs;
+ * - `closing`: the client asked to close it (`close`), its exit follows;
+ * - `exited`: the CLI exited, its exit message numbered `exitSeq`; the
+ *   session waits for the client's acknowledgement of it (for the grace at
+ *   most). `closeRequested`: the client asked for the close (a disconnect
+ *   then forgets it at once);
+ * - `forgotten`: its CLI is being closed and its buffer dropped; `done`
+ *   resolves once the CLI is reaped and the pumps have ended.
+ */
+export type Phase =
+  | { readonly phase: "running" | "closing" }
+  | { readonly phase: "exited"; readonly exitSeq: number; readonly closeRequested: boolean }
+  | { readonly phase: "forgotten"; readonly done: Promise<void> };
+
+/** A session whose CLI runs. */
+export const RUNNING: Phase = Object.freeze({ phase: "running" });
+/** A session the client asked to close, its exit not yet handled. */
+export const CLOSING: Phase = Object.freeze({ phase: "closing" });
+
+/**
+ * Whether the client asked to close the session (before or after its exit).
+ *
+ * @param phase The session's phase.
+ * @returns True when closing, or exited after a close it asked for.
+ */
+export function closeRequested(phase: Phase): boolean {
+  return phase.phase === "closing" || (phase.phase === "exited" && phase.closeRequested);
+}
 
 /** What a session needs from the connection attached to it. */
 export interface Peer {
@@ -62,7 +94,7 @@ export interface Wake {
 }
 
 /** Settings of a session. */
-export interface SessionSettings {
+export interface RelaySessionSettings {
   /** Its span (`claude.relay.session`), ended when the CLI exits. */
   readonly trace: SessionTrace;
   /** The credential that created it (see `Credential.owner`); only it may resume. */
