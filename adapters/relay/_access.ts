@@ -6,12 +6,7 @@
  * @module
  */
 
-import {
-  BEARER_PREFIX,
-  Refusal,
-  timingSafeEqual,
-  tokenFromProtocol,
-} from "../../src/wire/wire.ts";
+import { BEARER_PREFIX, Refusal, timingSafeEqual, tokenFromProtocol } from "../../src/wire/wire.ts";
 import { type CheckedPolicy, narrowPolicy } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 

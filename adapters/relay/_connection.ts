@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageOf } from "../../src/_values.ts";
 import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { heartbeat } from "../../src/wire/_heartbeat.ts";
 import type { ClientMessage, RelayMessage, SpawnRequest } from "../../src/wire/wire.ts";
@@ -493,8 +494,4 @@ export class RelayConnection implements Peer {
     this.#helloTimer?.[Symbol.dispose]();
     this.#helloTimer = undefined;
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

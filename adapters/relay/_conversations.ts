@@ -20,6 +20,7 @@
  * @module
  */
 
+import { messageOf } from "../../src/_values.ts";
 import { abortable, deadline } from "../../src/_deadline.ts";
 import type { SessionKey, SessionStore } from "../../src/store/session_store.ts";
 import { ownedBy } from "./_access.ts";
@@ -136,7 +137,7 @@ export class ConversationOwners {
       throw new Refusal(
         "spawn_failed",
         `Cannot resume the conversation: the session store did not answer within ` +
-          `${this.#timeoutMs} ms (${error instanceof Error ? error.message : error}); ` +
+          `${this.#timeoutMs} ms (${messageOf(error)}); ` +
           "try again later",
       );
     }

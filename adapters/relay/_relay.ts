@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageOf } from "../../src/_values.ts";
 import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import { CLOSE, type SpawnRequest, SUBPROTOCOL } from "../../src/wire/wire.ts";
@@ -40,7 +41,7 @@ import { ConnectionTrace, SessionTrace } from "./_relay_telemetry.ts";
 import type { RelayServer } from "./relay_server.ts";
 
 /** How the relay starts a CLI: `subprocess`, unless a test watches what it is given. */
-export type Launcher = (options: SubprocessOptions) => TransportFactory;
+export type LaunchFn = (options: SubprocessOptions) => TransportFactory;
 
 /** How long `close()` waits for the sockets to finish their closing handshake. */
 const SOCKET_CLOSE_WAIT_MS = 2000;
@@ -66,7 +67,7 @@ export class Relay implements RelayServer, ConnectionHost {
   readonly maxPendingInputBytes: number;
   readonly #config: Config;
   readonly #gate: Gate;
-  readonly #launch: Launcher;
+  readonly #launch: LaunchFn;
   readonly #telemetry: Telemetry;
   /** Connections (and admissions in progress) that have no session yet. */
   #pending = 0;
@@ -96,7 +97,7 @@ export class Relay implements RelayServer, ConnectionHost {
    * @param config The checked options.
    * @param launch How to start a CLI (`subprocess`).
    */
-  constructor(config: Config, launch: Launcher = subprocess) {
+  constructor(config: Config, launch: LaunchFn = subprocess) {
     this.#config = config;
     this.#launch = launch;
     this.#telemetry = config.telemetry ? new Telemetry(config.telemetry, VERSION) : TELEMETRY_OFF;
@@ -358,7 +359,7 @@ export class Relay implements RelayServer, ConnectionHost {
       trace.failed(error);
       throw new Refusal(
         "spawn_failed",
-        `Cannot start claude on the relay: ${error instanceof Error ? error.message : error}`,
+        `Cannot start claude on the relay: ${messageOf(error)}`,
       );
     }
     trace.spawned(transport.info.pid);

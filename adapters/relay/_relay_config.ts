@@ -4,6 +4,7 @@
  * @module
  */
 
+import { messageOf } from "../../src/_values.ts";
 import { checkMs } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
@@ -262,7 +263,7 @@ function checkWorkspace(workspace: unknown): string {
     throw new DuplexError(
       "invalid_argument",
       `Cannot serve the relay: the workspace ${workspace} cannot be found (${
-        error instanceof Error ? error.message : error
+        messageOf(error)
       }); create it or pass another folder`,
       { cause: error },
     );

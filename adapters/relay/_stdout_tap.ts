@@ -18,7 +18,8 @@
  */
 
 import { DEFAULT_MAX_LINE_BYTES } from "../../src/codec/frame_decoder.ts";
-import { classifyFrame, isRecord } from "../../src/protocol/guards.ts";
+import { isRecord } from "../../src/_values.ts";
+import { classifyFrame } from "../../src/protocol/guards.ts";
 import type { TranscriptMirrorFrame } from "../../src/protocol/status_frames.ts";
 
 /** Bytes of a line's start that decide what it is, when no newline comes sooner. */

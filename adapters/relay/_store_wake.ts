@@ -9,6 +9,7 @@
  * @module
  */
 
+import { messageOf } from "../../src/_values.ts";
 import { abortable, deadline } from "../../src/_deadline.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
 import { projectFolderName } from "../subprocess/history/_paths.ts";
@@ -62,7 +63,7 @@ export async function wakeFromStore(
     throw new Refusal(
       "spawn_failed",
       `Cannot resume the session: the session store did not load its record within ` +
-        `${loadTimeoutMs} ms (${error instanceof Error ? error.message : error}); try again later`,
+        `${loadTimeoutMs} ms (${messageOf(error)}); try again later`,
     );
   }
   const record = lastRecord(entries);

@@ -39,6 +39,7 @@
  * @module
  */
 
+import { messageOf } from "../../src/_values.ts";
 import { DirectorySessionStore } from "../subprocess/mod.ts";
 import { serveRelay } from "./mod.ts";
 
@@ -114,7 +115,7 @@ try {
     },
   });
 } catch (error) {
-  fail(error instanceof Error ? error.message : String(error));
+  fail(messageOf(error));
 }
 const server = relay;
 

@@ -8,7 +8,7 @@
 import { sleep } from "../../src/_deadline.ts";
 import type { ClientMessage } from "../../src/wire/wire.ts";
 import type { Settings } from "./remote_options.ts";
-import { type Connected, messageOf, openSocket, Refusal } from "./_socket.ts";
+import { type Connected, openSocket, reasonOf, Refusal } from "./_socket.ts";
 
 /** How reconnecting ended: a new connection, the relay's refusal, or no connection at all. */
 export type Reconnected =
@@ -109,7 +109,7 @@ export async function reconnect(
       if (error instanceof RefusedBy) {
         return { kind: "refused", refusal: error.refusal, url: error.url };
       }
-      last = messageOf(error) ?? String(error);
+      last = reasonOf(error);
     }
   }
   return { kind: "failed", reason: last };

@@ -13,12 +13,7 @@
 
 import { abortable, deadline } from "../../src/_deadline.ts";
 import { describeExit, DuplexError, excerptOf, type TransportExit } from "../../src/errors.ts";
-import {
-  type ClientMessage,
-  CLOSE,
-  decodeOutput,
-  type ReadyMessage,
-} from "../../src/wire/wire.ts";
+import { type ClientMessage, CLOSE, decodeOutput, type ReadyMessage } from "../../src/wire/wire.ts";
 import { heartbeat } from "../../src/wire/_heartbeat.ts";
 import { parseRelayMessage } from "../../src/wire/wire_parse.ts";
 import { parseTraceContext, type TraceContext } from "../../src/wire/_trace_context.ts";
@@ -28,7 +23,7 @@ import { type Frame, InboundFrames } from "./_inbound.ts";
 import { OPEN, Outbox } from "./_outbox.ts";
 import { PeerOutput } from "./_peer_output.ts";
 import { connectAny, reconnect, RefusedBy } from "./_reconnect.ts";
-import { closeQuietly, type Connected, messageOf, refusalError } from "./_socket.ts";
+import { closeQuietly, type Connected, messageIn, reasonOf, refusalError } from "./_socket.ts";
 import { UnackedInput } from "./_unacked_input.ts";
 import type { Settings } from "./remote_options.ts";
 
@@ -182,7 +177,7 @@ export class RemoteTransport implements Transport {
   #attach({ socket, handOver }: Connected): void {
     const frames = new InboundFrames(
       (frame) => this.#onFrame(socket, frame),
-      (error) => this.#fail(socket, `a binary frame could not be read (${describe(error)})`),
+      (error) => this.#fail(socket, `a binary frame could not be read (${reasonOf(error)})`),
     );
     socket.addEventListener("message", (event) => {
       const link = this.#link;
@@ -194,7 +189,7 @@ export class RemoteTransport implements Transport {
       this.#onDrop(socket, dropped(event.code, event.reason), event.code);
     });
     socket.addEventListener("error", (event) => {
-      this.#onDrop(socket, dropped(CLOSE_ABNORMAL, messageOf(event) ?? "WebSocket error"));
+      this.#onDrop(socket, dropped(CLOSE_ABNORMAL, messageIn(event) ?? "WebSocket error"));
     });
     const link: OpenLink = {
       state: "open",
@@ -297,7 +292,7 @@ export class RemoteTransport implements Transport {
   #onSendError(socket: WebSocket, error: unknown): void {
     if (!this.#current(socket)) return;
     closeQuietly(socket, CLOSE.normal);
-    this.#end(this.#lostExit(`sending to the relay failed: ${describe(error)}`));
+    this.#end(this.#lostExit(`sending to the relay failed: ${reasonOf(error)}`));
   }
 
   #onDrop(socket: WebSocket, why: string, closeCode?: number): void {
@@ -322,7 +317,7 @@ export class RemoteTransport implements Transport {
       outcome = await reconnect(this.#settings, hello, this.#stop.signal, this.#url);
     } catch (error) {
       if (!this.#stop.signal.aborted) {
-        this.#end(this.#lostExit(`reconnecting failed (${why}): ${describe(error)}`, closeCode));
+        this.#end(this.#lostExit(`reconnecting failed (${why}): ${reasonOf(error)}`, closeCode));
       }
       return;
     }
@@ -393,8 +388,4 @@ function exitedError(exit: TransportExit): DuplexError {
 
 function dropped(code: number, reason: string): string {
   return `the connection dropped (code ${code}${reason ? `, ${reason}` : ""})`;
-}
-
-function describe(error: unknown): string {
-  return messageOf(error) ?? String(error);
 }

@@ -136,14 +136,27 @@ export function closeQuietly(socket: WebSocket, code?: number, reason?: string):
 }
 
 /**
- * The message of an error or an error event, if it has one.
+ * The message in an error or an error event, if it has one (not the
+ * ground floor's `messageOf`: an event is no `Error`, and an empty message
+ * counts as none).
  *
  * @param value What was thrown, or the event.
  * @returns Its message, or undefined.
  */
-export function messageOf(value: unknown): string | undefined {
+export function messageIn(value: unknown): string | undefined {
   if (typeof value !== "object" || value === null || !("message" in value)) return undefined;
   return typeof value.message === "string" && value.message !== "" ? value.message : undefined;
+}
+
+/**
+ * Why something failed, for a message: the message in an error or an error
+ * event ({@linkcode messageIn}), else the value as text.
+ *
+ * @param error What was thrown, or the event.
+ * @returns Text for a message.
+ */
+export function reasonOf(error: unknown): string {
+  return messageIn(error) ?? String(error);
 }
 
 function construct({ Socket, url, token }: SocketTarget): WebSocket {
@@ -158,14 +171,14 @@ function construct({ Socket, url, token }: SocketTarget): WebSocket {
       throw new DuplexError(
         "not_permitted",
         `Cannot connect to the relay at ${url}: the runtime does not permit it ` +
-          `(${name}: ${messageOf(error) ?? "no message"}); allow the connection, for example ` +
+          `(${name}: ${messageIn(error) ?? "no message"}); allow the connection, for example ` +
           `with deno run --allow-net=${hostOf(url)}`,
         { cause: error },
       );
     }
     throw new DuplexError(
       "invalid_argument",
-      `Cannot connect to the relay at ${url}: ${messageOf(error) ?? String(error)}`,
+      `Cannot connect to the relay at ${url}: ${reasonOf(error)}`,
       { cause: error },
     );
   }
@@ -241,7 +254,7 @@ function handshake(
         new DuplexError(
           "closed",
           `Cannot connect to the relay at ${url}: sending the hello failed: ` +
-            (messageOf(error) ?? String(error)),
+            (reasonOf(error)),
           { cause: error },
         ),
       );
@@ -295,7 +308,7 @@ function refused(
   failure: Event | undefined,
   close: CloseEvent | undefined,
 ): DuplexError {
-  const said = failure === undefined ? undefined : messageOf(failure) ?? "the WebSocket failed";
+  const said = failure === undefined ? undefined : messageIn(failure) ?? "the WebSocket failed";
   const how = close === undefined
     ? "no close event followed"
     : `close code ${close.code}${close.reason ? `, ${close.reason}` : ""}`;

@@ -15,7 +15,7 @@
  *   as the hash).
  */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import { base64url, fromBase64url } from "./wire.ts";
 
 /** The fewest bytes of an HS256 secret (the length of a SHA-256 hash). */

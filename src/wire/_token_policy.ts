@@ -1,7 +1,7 @@
 // This module is browser compatible.
 /* The check of a relay token's `policy` claim, for minting and for verifying alike. */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import type { RelayTokenPolicy } from "./relay_token.ts";
 
 /** What checking a policy claim gives: the policy, or why it is refused. */
