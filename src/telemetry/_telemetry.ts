@@ -7,7 +7,8 @@
  * telemetry allocates nothing for it per frame or per turn.
  */
 
-import { parseTraceparent, type TraceParent } from "../wire/_trace_context.ts";
+import { messageOf } from "../_values.ts";
+import { parseTraceparent, type TraceContext, type TraceParent } from "./_trace_context.ts";
 import type {
   Attributes,
   OtelApi,
@@ -26,11 +27,7 @@ const SCOPE = "@duplex/claude";
 const STATUS_OK = 1;
 const STATUS_ERROR = 2;
 
-/** W3C trace context of a span, for a child process or a remote peer. */
-export interface TraceContext {
-  readonly traceparent: string;
-  readonly tracestate?: string;
-}
+export type { TraceContext };
 
 /** How a span started by {@linkcode Telemetry.spanFrom} begins. */
 export interface SpanStart {
@@ -143,10 +140,6 @@ function clean(attributes: Attributes): Attributes {
   const out: Attributes = {};
   for (const [key, value] of Object.entries(attributes)) if (value !== undefined) out[key] = value;
   return out;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 class Span implements SpanHandle {
