@@ -7,7 +7,7 @@
  */
 
 import type { CanUseToolRequest, PermissionUpdate } from "../protocol/control.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { describe, isRecord } from "../_values.ts";
 
 /** A tool the CLI wants to run, waiting for the host's decision. */
 export interface PermissionRequest {
@@ -251,11 +251,4 @@ function encodable(value: unknown): boolean {
 
 function str(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return JSON.stringify(value.slice(0, 40));
-  return typeof value;
 }

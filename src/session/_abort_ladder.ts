@@ -9,6 +9,7 @@
  */
 
 import { sleep } from "../_deadline.ts";
+import { messageOf } from "../_values.ts";
 import type { DiagnosticEvent } from "./events.ts";
 
 /** What the ladder needs from its session. */
@@ -48,7 +49,7 @@ export class AbortLadder {
    */
   climb(reason: unknown, settled: AbortSignal, giveUp: () => void): void {
     const { graceMs } = this.#options;
-    const why = reason instanceof Error ? reason.message : String(reason);
+    const why = messageOf(reason);
     this.#diagnose("turn_interrupted", `Interrupting the turn (${why})`);
     let acknowledged = false;
     this.#host.interrupt(graceMs).then(() => acknowledged = true, () => {});

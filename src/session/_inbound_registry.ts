@@ -9,6 +9,7 @@
  */
 
 import { deadline } from "../_deadline.ts";
+import { messageOf } from "../_values.ts";
 import { DuplexError } from "../errors.ts";
 
 /** What a request is answered with. */
@@ -174,7 +175,7 @@ export class InboundRegistry {
         (error) =>
           this.answer(requestId, {
             ok: false,
-            error: error instanceof Error ? error.message : String(error),
+            error: messageOf(error),
           }),
       );
   }

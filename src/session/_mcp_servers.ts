@@ -2,7 +2,7 @@
 /* The session's MCP servers: the option read (record or legacy array), checked, and split. */
 
 import type { SdkMcpServer } from "../mcp/mcp_server.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import type { McpExternalServerConfig, McpServers, McpSetServersResult } from "./mcp_servers.ts";
 
 /** The servers, split by who runs them. */

@@ -5,6 +5,7 @@
  * requests themselves are served by the inbound registry (settled once there).
  */
 
+import { messageOf } from "../_values.ts";
 import { DuplexError } from "../errors.ts";
 import {
   checkDecision,
@@ -133,7 +134,7 @@ export class PermissionBroker {
 
   #handlerFailed(entry: InboundEntry<Permission>, error: unknown): void {
     if (!this.#pending(entry)) return;
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     this.#diagnose(`Permission handler failed: ${reason}`);
     this.#settle(entry, {
       behavior: "deny",

@@ -13,6 +13,7 @@
  * way (`promptHold`, `hasHookSetToBlock()`).
  */
 
+import { messageOf } from "../_values.ts";
 import { DuplexError, isDuplexError } from "../errors.ts";
 import type { HookEvent } from "../hooks/hooks.ts";
 
@@ -132,7 +133,7 @@ function unconfirmed(events: readonly HookEvent[], error: unknown): DuplexError 
   if (isDuplexError(error) && ["unsupported", "closed", "process_exited"].includes(error.kind)) {
     return error; // the session ended for its own reason; its error says so
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return new DuplexError(
     isDuplexError(error) ? error.kind : "control_failed",
     `Cannot start the session: ${named(events)} ask${events.length === 1 ? "s" : ""} for ` +

@@ -12,6 +12,7 @@
  * session ends.
  */
 
+import { messageOf } from "../_values.ts";
 import { FrameDecoder } from "../codec/frame_decoder.ts";
 import type { Broadcast } from "../subscriptions/_broadcast.ts";
 import type { Transport } from "../transport/transport.ts";
@@ -153,6 +154,6 @@ export class ReadPump {
 }
 
 function streamError(what: string, error: unknown): DiagnosticEvent {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   return { type: "diagnostic", kind: "stream_error", message: `${what}: ${reason}` };
 }

@@ -8,7 +8,7 @@ import type { SdkMcpServer } from "../mcp/mcp_server.ts";
 import { type SplitServers, splitServers } from "./_mcp_servers.ts";
 import { initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
 import type { UserContent } from "../protocol/content.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import {
   DEFAULT_CLOSE_TIMEOUT_MS,
   DEFAULT_CONTROL_TIMEOUT_MS,

@@ -18,6 +18,7 @@
  */
 
 import { deadline } from "../_deadline.ts";
+import { messageOf } from "../_values.ts";
 import { DuplexError } from "../errors.ts";
 import type { CommandLifecycleFrame, ResultFrame } from "../protocol/messages.ts";
 import { NO_SPAN, type SpanHandle } from "../telemetry/_telemetry.ts";
@@ -348,8 +349,4 @@ export class TurnTracker {
     turn.done ??= new AbortController();
     return turn.done.signal;
   }
-}
-
-function messageOf(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason);
 }

@@ -17,6 +17,7 @@
  */
 
 import { abortable, checkMs, deadline } from "../_deadline.ts";
+import { messageOf } from "../_values.ts";
 import { encodeLine } from "../codec/ndjson_encode_stream.ts";
 import { DuplexError, type TransportExit } from "../errors.ts";
 import type { FinalPermissionDecision, PermissionRequest } from "../permissions/permission.ts";
@@ -659,7 +660,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
 
   /* The read pump died: nobody reads the CLI's output any more, so the session ends. */
   #fail(cause: unknown): void {
-    const reason = cause instanceof Error ? cause.message : String(cause);
+    const reason = messageOf(cause);
     const error = new DuplexError(
       "protocol",
       `The session stopped: it could not read the CLI's output (${reason}); start a new session`,

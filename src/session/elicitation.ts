@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 
 /** What an MCP server asks. */
 export interface ElicitationRequest {

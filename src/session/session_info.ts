@@ -12,7 +12,7 @@ import type {
   ModelInfo,
   SlashCommandInfo,
 } from "../protocol/control_requests.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 
 /** The CLI's description of the session, from its `initialize` reply. */
 export interface SessionInfo {

@@ -8,7 +8,7 @@
 
 import type { Usage } from "../protocol/content.ts";
 import type { PermissionDenial, ResultFrame } from "../protocol/messages.ts";
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import type { SessionEvent } from "./events.ts";
 
 /** One finished turn. */

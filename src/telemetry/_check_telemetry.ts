@@ -1,7 +1,7 @@
 // This module is browser compatible.
 /* The one check of a `telemetry` option, for the session and the relay alike. */
 
-import { isRecord } from "../protocol/guards.ts";
+import { isRecord } from "../_values.ts";
 import type { TelemetryOptions } from "./telemetry_options.ts";
 
 /** What each telemetry option must offer, and the words that say so. */
