@@ -2,13 +2,8 @@
 /* Checks the built-in stores make of what a caller hands them: a key of
  * non-empty strings, entries that are JSON objects with a string `type`. */
 
+import { describe, isRecord, messageOf } from "../_values.ts";
 import type { SessionKey, SessionStoreEntry } from "./session_store.ts";
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "string" && value === "" ? "an empty string" : typeof value;
-}
 
 /**
  * Checks a key: `projectKey` and `sessionId` non-empty strings, `subpath`
@@ -20,38 +15,56 @@ function describe(value: unknown): string {
  * @throws {TypeError} Naming the field that is wrong.
  */
 export function checkKey(key: unknown, action: string): SessionKey {
-  if (typeof key !== "object" || key === null || Array.isArray(key)) {
-    throw new TypeError(`Cannot ${action}: the key must be an object, got ${describe(key)}`);
-  }
-  const { projectKey, sessionId } = key as Record<string, unknown>;
-  for (const [name, value] of [["projectKey", projectKey], ["sessionId", sessionId]] as const) {
-    if (typeof value !== "string" || value === "") {
-      throw new TypeError(
-        `Cannot ${action}: key.${name} must be a non-empty string, got ${describe(value)}`,
-      );
-    }
-  }
+  checkSessionKey(key, action);
   const sub = (key as Record<string, unknown>).subpath;
-  if (sub !== undefined) {
-    if (typeof sub !== "string" || sub === "") {
-      throw new TypeError(
-        `Cannot ${action}: key.subpath must be absent or a non-empty string, got ${describe(sub)}` +
-          " (omit it for the main transcript)",
-      );
-    }
+  if (sub !== undefined && (typeof sub !== "string" || sub === "")) {
+    throw new TypeError(
+      `Cannot ${action}: key.subpath must be absent or a non-empty string, got ${describe(sub)}` +
+        " (omit it for the main transcript)",
+    );
   }
   return key as SessionKey;
 }
 
 /**
- * Checks a project key argument (of `listSessions`).
+ * Checks the key of `listSubkeys`, a session: `projectKey` and `sessionId`
+ * non-empty strings (a `subpath` beside them is not read).
  *
+ * @param key What the caller passed.
+ * @param action For the message: `list the store's subkeys`.
+ * @returns The session's project key and id.
+ * @throws {TypeError} Naming the field that is wrong.
+ */
+export function checkSessionKey(
+  key: unknown,
+  action: string,
+): { readonly projectKey: string; readonly sessionId: string } {
+  if (!isRecord(key)) {
+    throw new TypeError(`Cannot ${action}: the key must be an object, got ${describe(key)}`);
+  }
+  const projectKey = checkProjectKey(key.projectKey, action, "key.projectKey");
+  const sessionId = key.sessionId;
+  if (typeof sessionId !== "string" || sessionId === "") {
+    throw new TypeError(
+      `Cannot ${action}: key.sessionId must be a non-empty string, got ${describe(sessionId)}`,
+    );
+  }
+  return { projectKey, sessionId };
+}
+
+/**
+ * Checks a project key (the argument of `listSessions`, a key's field).
+ *
+ * @param projectKey What the caller passed.
+ * @param action For the message.
+ * @param name The argument's name in the message.
+ * @returns The project key.
  * @throws {TypeError} When it is not a non-empty string.
  */
-export function checkProjectKey(projectKey: unknown, action: string): string {
+export function checkProjectKey(projectKey: unknown, action: string, name = "projectKey"): string {
   if (typeof projectKey !== "string" || projectKey === "") {
     throw new TypeError(
-      `Cannot ${action}: projectKey must be a non-empty string, got ${describe(projectKey)}`,
+      `Cannot ${action}: ${name} must be a non-empty string, got ${describe(projectKey)}`,
     );
   }
   return projectKey;
@@ -80,7 +93,7 @@ export function serializeEntries(entries: unknown, action: string): SerializedEn
     throw new TypeError(`Cannot ${action}: entries must be an array, got ${describe(entries)}`);
   }
   return entries.map((entry: unknown, index) => {
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    if (!isRecord(entry)) {
       throw new TypeError(
         `Cannot ${action}: entries[${index}] must be an object, got ${describe(entry)}`,
       );
@@ -97,7 +110,7 @@ export function serializeEntries(entries: unknown, action: string): SerializedEn
       json = JSON.stringify(entry);
     } catch (error) {
       throw new TypeError(
-        `Cannot ${action}: entries[${index}] is not JSON (${(error as Error).message})`,
+        `Cannot ${action}: entries[${index}] is not JSON (${messageOf(error)})`,
         { cause: error },
       );
     }

@@ -9,6 +9,7 @@
 import {
   checkKey,
   checkProjectKey,
+  checkSessionKey,
   newEntries,
   type SerializedEntry,
   serializeEntries,
@@ -207,7 +208,7 @@ export class InMemorySessionStore implements SessionStore {
    */
   listSubkeys(key: { readonly projectKey: string; readonly sessionId: string }): Promise<string[]> {
     try {
-      checkKey(key, "list the store's subkeys");
+      checkSessionKey(key, "list the store's subkeys");
       const transcripts = this.#projects.get(key.projectKey)?.get(key.sessionId);
       return Promise.resolve([...transcripts?.keys() ?? []].filter((s) => s !== MAIN).sort());
     } catch (error) {

@@ -4,7 +4,12 @@
  * can hold in the key's columns. */
 
 import { DuplexError } from "../../src/errors.ts";
-import { checkKey, checkProjectKey, serializeEntries } from "../../src/store/_store_checks.ts";
+import {
+  checkKey,
+  checkProjectKey,
+  checkSessionKey,
+  serializeEntries,
+} from "../../src/store/_store_checks.ts";
 import type { SessionStoreEntry } from "../../src/store/session_store.ts";
 
 /** A key as SQL parameters: project key, session id, subpath ('' for the main transcript). */
@@ -45,12 +50,8 @@ export function keyParams(action: string, key: unknown): KeyParams {
  * @throws {TypeError} As {@linkcode keyParams}.
  */
 export function sessionParams(action: string, key: unknown): [string, string] {
-  if (typeof key === "object" && key !== null && "subpath" in key) {
-    const { projectKey, sessionId } = key as Record<string, unknown>;
-    key = { projectKey, sessionId };
-  }
-  const [projectKey, sessionId] = keyParams(action, key);
-  return [projectKey, sessionId];
+  const { projectKey, sessionId } = checkSessionKey(key, action);
+  return [column(action, "key.projectKey", projectKey), column(action, "key.sessionId", sessionId)];
 }
 
 /**

@@ -7,7 +7,12 @@
 
 import { checkMs } from "../../../src/_deadline.ts";
 import { KeyQueue } from "../../../src/store/_key_queue.ts";
-import { checkKey, checkProjectKey, serializeEntries } from "../../../src/store/_store_checks.ts";
+import {
+  checkKey,
+  checkProjectKey,
+  checkSessionKey,
+  serializeEntries,
+} from "../../../src/store/_store_checks.ts";
 import type {
   SessionKey,
   SessionStore,
@@ -375,11 +380,7 @@ export class DirectorySessionStore implements SessionStore {
     key: { readonly projectKey: string; readonly sessionId: string },
   ): Promise<string[]> {
     const action = "list the store's subkeys";
-    checkKey(key, action);
-    const { subkeysDir } = await keyPaths(this.#root, {
-      projectKey: key.projectKey,
-      sessionId: key.sessionId,
-    });
+    const { subkeysDir } = await keyPaths(this.#root, checkSessionKey(key, action));
     // Names only: a subkey's file is not stat'ed.
     return (await this.#listJsonl(subkeysDir as string, action, (subpath) => subpath)).sort();
   }

@@ -7,6 +7,7 @@
 
 import { FrameDecoder } from "../../../src/codec/frame_decoder.ts";
 import { DuplexError } from "../../../src/errors.ts";
+import { checkProjectKey } from "../../../src/store/_store_checks.ts";
 import { projectKeyOf } from "../../../src/store/project_key.ts";
 import type {
   SessionKey,
@@ -180,12 +181,7 @@ export async function importSessionToStore(
     throw new TypeError(`Cannot ${action}: store must be a SessionStore (it has no append method)`);
   }
   const batchSize = checkBatchSize(options.batchSize, action);
-  if (
-    options.projectKey !== undefined &&
-    (typeof options.projectKey !== "string" || !options.projectKey)
-  ) {
-    throw new TypeError(`Cannot ${action}: projectKey must be a non-empty string`);
-  }
+  if (options.projectKey !== undefined) checkProjectKey(options.projectKey, action);
   options.signal?.throwIfAborted();
   const found = await requireTranscript(id, options, action);
   const projectKey = options.projectKey ??

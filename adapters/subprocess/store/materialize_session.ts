@@ -7,6 +7,7 @@
 
 import { abortable, checkMs, deadline } from "../../../src/_deadline.ts";
 import { DuplexError } from "../../../src/errors.ts";
+import { checkProjectKey } from "../../../src/store/_store_checks.ts";
 import { projectKeyOf } from "../../../src/store/project_key.ts";
 import type {
   SessionKey,
@@ -124,9 +125,7 @@ export async function materializeSession(
   if (typeof store?.load !== "function") {
     throw new TypeError(`Cannot ${action}: store must be a SessionStore (it has no load method)`);
   }
-  if (typeof key?.projectKey !== "string" || key.projectKey === "") {
-    throw new TypeError(`Cannot ${action}: key.projectKey must be a non-empty string`);
-  }
+  checkProjectKey(key?.projectKey, action, "key.projectKey");
   const sessionId = checkSessionId(key.sessionId, action);
   if (typeof options?.configDir !== "string" || options.configDir === "") {
     throw new TypeError(`Cannot ${action}: configDir must be a non-empty string`);
