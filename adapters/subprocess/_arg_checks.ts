@@ -1,6 +1,7 @@
 /* The checks of `buildArgs`: each returns the checked value or throws a TypeError (wrong type)
  * or a DuplexError `invalid_argument` (a value the CLI would refuse), worded alike. */
 
+import { describe, messageOf } from "../../src/_values.ts";
 import { DuplexError } from "../../src/errors.ts";
 
 const WHAT = "Cannot build the claude arguments";
@@ -10,24 +11,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NO_VALUE = Symbol("no value");
 
 export function invalid(what: string, value: unknown = NO_VALUE): DuplexError {
-  const got = value === NO_VALUE ? "" : `, got ${display(value)}`;
+  const got = value === NO_VALUE ? "" : `, got ${describe(value)}`;
   return new DuplexError("invalid_argument", `${WHAT}: ${what}${got}`);
 }
 
 export function wrongType(name: string, expected: string, value: unknown): TypeError {
-  return new TypeError(`${WHAT}: ${name} must be ${expected}, got ${typeName(value)}`);
-}
-
-function display(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  return typeName(value);
-}
-
-export function typeName(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value;
+  return new TypeError(`${WHAT}: ${name} must be ${expected}, got ${describe(value)}`);
 }
 
 export function noNul(name: string, value: string): string {
@@ -119,7 +108,7 @@ export function parseObject(name: string, value: string): Record<string, unknown
     throw new DuplexError(
       "invalid_argument",
       `${WHAT}: ${name} looks like JSON text but does not parse (${
-        error instanceof Error ? error.message : String(error)
+        messageOf(error)
       }); pass an object, valid JSON text, or a file path`,
       { cause: error },
     );

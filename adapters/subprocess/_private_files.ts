@@ -7,6 +7,7 @@
  * @module
  */
 
+import { messageOf } from "../../src/_values.ts";
 import { DuplexError } from "../../src/errors.ts";
 
 /** A private folder with the files of one launch. */
@@ -87,9 +88,7 @@ function explain(error: unknown, tempDir: string | undefined): DuplexError {
   }
   return new DuplexError(
     "invalid_argument",
-    `Cannot start claude: the private files could not be written in ${where} (${
-      error instanceof Error ? error.message : String(error)
-    })`,
+    `Cannot start claude: the private files could not be written in ${where} (${messageOf(error)})`,
     { cause: error },
   );
 }

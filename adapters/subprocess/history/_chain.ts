@@ -4,7 +4,7 @@
  * the official SDK read it. Compaction boundaries re-link the messages they
  * kept (`compactMetadata.preservedMessages` / `preservedSegment`). */
 
-import { isRecord } from "../../../src/protocol/guards.ts";
+import { isRecord } from "../../../src/_values.ts";
 import type { Entry } from "./_transcript.ts";
 
 /** The entry types that take part in the parent chain. */

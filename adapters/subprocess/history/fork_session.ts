@@ -8,7 +8,7 @@
 
 import { DuplexError } from "../../../src/errors.ts";
 import type { SessionStoreEntry } from "../../../src/store/session_store.ts";
-import { isRecord } from "../../../src/protocol/guards.ts";
+import { isRecord } from "../../../src/_values.ts";
 import { isChainEntry } from "./_chain.ts";
 import { cleanText } from "./_checks.ts";
 import { checkSessionId, requireTranscript } from "./_paths.ts";

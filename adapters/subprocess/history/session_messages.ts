@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isRecord } from "../../../src/protocol/guards.ts";
+import { isRecord } from "../../../src/_values.ts";
 import type { AssistantMessage, UserFrame } from "../../../src/protocol/messages.ts";
 import { mainChain } from "./_chain.ts";
 import { pageBound } from "./_checks.ts";
