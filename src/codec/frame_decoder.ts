@@ -13,6 +13,7 @@
  */
 
 import { utf8Length } from "../_utf8.ts";
+import { isRecord, messageOf } from "../_values.ts";
 
 /** The default maximum size of one line: 64 MiB. */
 export const DEFAULT_MAX_LINE_BYTES: number = 67_108_864;
@@ -400,17 +401,17 @@ export class FrameDecoder {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      const why = `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+      const why = `not valid JSON (${messageOf(error)})`;
       this.#diagnose("invalid_json", why, sizeOf(), text);
       return;
     }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    if (!isRecord(value)) {
       const what = Array.isArray(value) ? "an array" : value === null ? "null" : typeof value;
       this.#diagnose("not_an_object", `its JSON value is ${what}, not an object`, sizeOf(), text);
       return;
     }
     try {
-      this.#onFrame(value as Record<string, unknown>);
+      this.#onFrame(value);
     } catch (error) {
       this.#failure ??= { error };
     }

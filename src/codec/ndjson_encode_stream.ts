@@ -5,6 +5,8 @@
  * @module
  */
 
+import { describe, messageOf } from "../_values.ts";
+
 /**
  * Serializes one value as a single line of JSON text, without the newline.
  * Like `JSON.stringify`, it drops object properties whose value is
@@ -29,7 +31,7 @@ export function encodeLine(value: unknown): string {
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = messageOf(error);
     throw new TypeError(`Cannot encode value as JSON: ${why}`, { cause: error });
   }
   if (text === undefined) {
@@ -66,11 +68,4 @@ export class NdjsonEncodeStream extends TransformStream<unknown, Uint8Array> {
       },
     });
   }
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return "undefined";
-  if (typeof value === "function") return "a function";
-  if (typeof value === "symbol") return "a symbol";
-  return `a value of type ${typeof value}`;
 }

@@ -129,6 +129,7 @@ function rpcError(id: JsonRpcId, code: number, message: string): JsonRpcErrorRes
   return { jsonrpc: "2.0", id, error: { code, message } };
 }
 
+/* Not messageOf(): an Error without a message is named by its name. */
 function errorText(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   return String(error);

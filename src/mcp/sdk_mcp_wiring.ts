@@ -44,7 +44,7 @@
  * @module
  */
 
-import { isRecord } from "../_values.ts";
+import { isRecord, messageOf } from "../_values.ts";
 import { JSON_RPC_ERRORS, type JsonRpcResponse, type SdkMcpServer } from "./mcp_server.ts";
 
 /** The body of an `mcp_message` control request from the CLI. */
@@ -162,7 +162,7 @@ export async function answerMcpMessage(
         id,
         error: {
           code: JSON_RPC_ERRORS.internalError,
-          message: `Internal error: ${error instanceof Error ? error.message : String(error)}`,
+          message: `Internal error: ${messageOf(error)}`,
         },
       },
     };

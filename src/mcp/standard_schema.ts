@@ -11,7 +11,7 @@
  * @module
  */
 
-import { isRecord } from "../_values.ts";
+import { isRecord, messageOf } from "../_values.ts";
 
 /** One problem a validator found. */
 export interface StandardSchemaIssue {
@@ -95,7 +95,7 @@ export function jsonSchemaOf(schema: StandardSchemaV1): Record<string, unknown> 
   } catch (cause) {
     throw new TypeError(
       `Cannot derive a JSON Schema from the ${String(props.vendor)} validator: ${
-        cause instanceof Error ? cause.message : String(cause)
+        messageOf(cause)
       }; pass options.inputSchema`,
       { cause },
     );
@@ -139,7 +139,7 @@ export async function validateWith(
   try {
     result = await schema["~standard"].validate(value);
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = messageOf(error);
     return { ok: false, problems: [`(root): the validator failed: ${why}`] };
   }
   if (!isRecord(result)) {

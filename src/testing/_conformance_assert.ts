@@ -88,7 +88,7 @@ export function expectNoDiagnostics(diagnostics: readonly DecodeDiagnostic[], wh
 /** Throws unless `exit` is a `TransportExit` with the `expected` fields and a string `stderrTail`. */
 export function expectExit(exit: unknown, expected: Partial<TransportExit>, what: string): void {
   if (typeof exit !== "object" || exit === null) {
-    throw new Error(`Expected ${what} to be a TransportExit object; got ${describe(exit)}`);
+    throw new Error(`Expected ${what} to be a TransportExit object; got ${describeError(exit)}`);
   }
   const record = exit as Record<string, unknown>;
   for (const [key, value] of Object.entries(expected)) {
@@ -112,8 +112,8 @@ export function expectSame(actual: unknown, expected: unknown, what: string): vo
   }
 }
 
-/** An error's name, kind and message, or an excerpt of any other value. */
-export function describe(value: unknown): string {
+/** An error as its name, kind and message; any other value as its JSON excerpt ({@linkcode show}). */
+export function describeError(value: unknown): string {
   if (value instanceof Error) {
     const kind = (value as { kind?: unknown }).kind;
     return `${value.name}${typeof kind === "string" ? ` (kind ${kind})` : ""}: ${value.message}`;

@@ -12,7 +12,7 @@
 import type { TransportExit } from "../errors.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { ConformancePeer } from "./transport_conformance.ts";
-import { ContractTimeout, describe, settle, show, within } from "./_conformance_assert.ts";
+import { ContractTimeout, describeError, settle, show, within } from "./_conformance_assert.ts";
 import { OutputReader } from "./_conformance_reader.ts";
 
 /** The time bounds of a run, checked. */
@@ -47,7 +47,7 @@ export function callEndInput(transport: Transport): Promise<void> {
 /** Calls `transport.close()`; a throw or a rejection becomes a rejection that says so. */
 export function callClose(transport: Transport): Promise<TransportExit> {
   return call("close()", () => transport.close()).catch((error: unknown) => {
-    throw new Error(`Expected close() to resolve; it rejected with ${describe(error)}`, {
+    throw new Error(`Expected close() to resolve; it rejected with ${describeError(error)}`, {
       cause: error,
     });
   });
@@ -67,7 +67,7 @@ function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return Promise.resolve(fn());
   } catch (error) {
     return Promise.reject(
-      new Error(`Expected ${what} to return a promise; it threw: ${describe(error)}`, {
+      new Error(`Expected ${what} to return a promise; it threw: ${describeError(error)}`, {
         cause: error,
       }),
     );
@@ -103,7 +103,9 @@ export class PeerSession {
     const stderr = this.transport.stderr;
     if (stderr === undefined) return undefined;
     if (typeof stderr?.getReader !== "function") {
-      throw new Error(`Expected transport.stderr to be a ReadableStream; got ${describe(stderr)}`);
+      throw new Error(
+        `Expected transport.stderr to be a ReadableStream; got ${describeError(stderr)}`,
+      );
     }
     return this.adopt(stderr.getReader());
   }
@@ -120,7 +122,7 @@ export class PeerSession {
     if (outcome.status === "fulfilled") return outcome.value;
     const reason = outcome.reason;
     if (reason instanceof ContractTimeout) throw reason;
-    throw new Error(`Expected closed never to reject; it rejected with ${describe(reason)}`, {
+    throw new Error(`Expected closed never to reject; it rejected with ${describeError(reason)}`, {
       cause: reason,
     });
   }
@@ -173,7 +175,7 @@ async function openPeer(open: () => Promise<ConformancePeer>, bounds: Bounds): P
   try {
     opening = Promise.resolve(open());
   } catch (error) {
-    throw new Error(`Cannot open a conformance peer: open() threw: ${describe(error)}`, {
+    throw new Error(`Cannot open a conformance peer: open() threw: ${describeError(error)}`, {
       cause: error,
     });
   }
@@ -181,7 +183,7 @@ async function openPeer(open: () => Promise<ConformancePeer>, bounds: Bounds): P
   if (outcome.status === "rejected") {
     // A peer that opens late is closed, so nothing outlives the step.
     opening.then((late) => late?.transport?.close?.()).catch(() => {});
-    throw new Error(`Cannot open a conformance peer: ${describe(outcome.reason)}`, {
+    throw new Error(`Cannot open a conformance peer: ${describeError(outcome.reason)}`, {
       cause: outcome.reason,
     });
   }
@@ -197,7 +199,7 @@ async function openPeer(open: () => Promise<ConformancePeer>, bounds: Bounds): P
   }
   if (typeof transport.info?.kind !== "string" || transport.info.kind === "") {
     throw new Error(
-      `Expected transport.info.kind to be a non-empty string; got ${describe(transport.info)}`,
+      `Expected transport.info.kind to be a non-empty string; got ${describeError(transport.info)}`,
     );
   }
   return transport;

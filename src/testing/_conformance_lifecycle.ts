@@ -11,7 +11,7 @@
 
 import type { TransportExit } from "../errors.ts";
 import {
-  describe,
+  describeError,
   expectExit,
   expectFrames,
   expectSame,
@@ -80,7 +80,7 @@ export async function checkWriteAfterExit(peer: PeerSession): Promise<void> {
     } catch (error) {
       throw new Error(
         `Expected ${attempt} after the peer exited to return a rejected promise; ` +
-          `write() threw synchronously: ${describe(error)}`,
+          `write() threw synchronously: ${describeError(error)}`,
         { cause: error },
       );
     }
@@ -92,7 +92,7 @@ export async function checkWriteAfterExit(peer: PeerSession): Promise<void> {
     if (!isKind(outcome.reason, "process_exited")) {
       throw new Error(
         `Expected ${attempt} after the peer exited ${expected}; ` +
-          `it rejected with ${describe(outcome.reason)}`,
+          `it rejected with ${describeError(outcome.reason)}`,
         { cause: outcome.reason },
       );
     }
@@ -162,7 +162,7 @@ export async function checkClosedOnce(peer: PeerSession): Promise<void> {
   const transport = peer.transport;
   const closed = transport.closed;
   if (typeof closed?.then !== "function") {
-    throw new Error(`Expected transport.closed to be a promise; got ${describe(closed)}`);
+    throw new Error(`Expected transport.closed to be a promise; got ${describeError(closed)}`);
   }
   let resolutions = 0;
   let rejection: { reason: unknown } | undefined;
@@ -194,7 +194,7 @@ export async function checkClosedOnce(peer: PeerSession): Promise<void> {
   await pause(0);
   if (rejection !== undefined) {
     throw new Error(
-      `Expected closed never to reject; it rejected with ${describe(rejection.reason)}`,
+      `Expected closed never to reject; it rejected with ${describeError(rejection.reason)}`,
     );
   }
   if (resolutions !== 1) {
@@ -227,7 +227,7 @@ export async function checkEndedAfterExit(peer: PeerSession): Promise<void> {
   if (!lines.includes(line)) {
     throw new Error(
       `Expected stderr, read after closed resolved, to hold the line ${JSON.stringify(line)} ` +
-        `the peer wrote before it exited; got ${describe(lines)}`,
+        `the peer wrote before it exited; got ${describeError(lines)}`,
     );
   }
 }
@@ -281,7 +281,7 @@ export async function checkCancelReadable(peer: PeerSession): Promise<void> {
   if (late.status === "rejected" && !isKind(late.reason, "process_exited")) {
     throw new Error(
       "Expected a write after readable was cancelled to resolve, or reject with a " +
-        `process_exited DuplexError; it rejected with ${describe(late.reason)}`,
+        `process_exited DuplexError; it rejected with ${describeError(late.reason)}`,
       { cause: late.reason },
     );
   }

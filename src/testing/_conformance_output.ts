@@ -10,7 +10,7 @@
 
 import { abortable, deadline } from "../_deadline.ts";
 import {
-  describe,
+  describeError,
   expectFrames,
   expectNoDiagnostics,
   pause,
@@ -145,9 +145,12 @@ export async function checkStderr(peer: PeerSession): Promise<void> {
             `${peer.bounds.timeoutMs} ms; got ${show(seen)}`,
         );
       }
-      throw new Error(`Expected transport.stderr not to error; it did: ${describe(next.reason)}`, {
-        cause: next.reason,
-      });
+      throw new Error(
+        `Expected transport.stderr not to error; it did: ${describeError(next.reason)}`,
+        {
+          cause: next.reason,
+        },
+      );
     }
     const { done, value } = next.value;
     if (done) {

@@ -10,7 +10,13 @@
 import { abortable, deadline } from "../_deadline.ts";
 import { type DecodeDiagnostic, FrameDecoder } from "../codec/frame_decoder.ts";
 import type { Transport } from "../transport/transport.ts";
-import { ContractTimeout, describe, settle, settlesSoon, show } from "./_conformance_assert.ts";
+import {
+  ContractTimeout,
+  describeError,
+  settle,
+  settlesSoon,
+  show,
+} from "./_conformance_assert.ts";
 
 /** The most chunks a stream may still yield once it should have ended. */
 const MAX_DRAIN_READS = 100_000;
@@ -79,7 +85,7 @@ export class OutputReader {
     const readable = transport.readable;
     if (typeof readable?.getReader !== "function") {
       throw new Error(
-        `Expected transport.readable to be a ReadableStream; got ${describe(readable)}`,
+        `Expected transport.readable to be a ReadableStream; got ${describeError(readable)}`,
       );
     }
     this.reader = readable.getReader();
@@ -172,7 +178,7 @@ export class OutputReader {
     } catch (error) {
       this.#done = true;
       this.#failure ??= new Error(
-        `Expected readable to end when the peer's output ends; it errored: ${describe(error)}`,
+        `Expected readable to end when the peer's output ends; it errored: ${describeError(error)}`,
         { cause: error },
       );
       return true;
@@ -184,7 +190,7 @@ export class OutputReader {
     }
     const chunk: unknown = result.value;
     if (!(chunk instanceof Uint8Array)) {
-      const got = typeof chunk === "string" ? `a string ${show(chunk, 80)}` : describe(chunk);
+      const got = typeof chunk === "string" ? `a string ${show(chunk, 80)}` : describeError(chunk);
       this.#failure ??= new Error(`Expected readable to yield Uint8Array chunks only; got ${got}`);
       return false;
     }
@@ -206,7 +212,7 @@ export class OutputReader {
     try {
       fn();
     } catch (error) {
-      this.#failure ??= new Error(`The decoder failed: ${describe(error)}`, { cause: error });
+      this.#failure ??= new Error(`The decoder failed: ${describeError(error)}`, { cause: error });
     }
   }
 

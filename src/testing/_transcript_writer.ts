@@ -8,7 +8,7 @@
  */
 
 import { DuplexError } from "../errors.ts";
-import { isRecord } from "../_values.ts";
+import { isRecord, messageOf } from "../_values.ts";
 import { redactJson, type Redactor } from "./redaction.ts";
 import type { RecordSink } from "./record_transport.ts";
 import type { TranscriptDirection } from "./transcript.ts";
@@ -204,7 +204,7 @@ export class TranscriptWriter {
 
   #fail(cause: unknown): Recorded {
     if (!this.#error) {
-      const why = cause instanceof Error ? cause.message : String(cause);
+      const why = messageOf(cause);
       this.#error = new DuplexError("aborted", `Cannot record the session: ${why}`, { cause });
       this.#onError(this.#error);
     }

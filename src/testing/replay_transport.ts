@@ -6,6 +6,7 @@
  * @module
  */
 
+import { messageOf } from "../_values.ts";
 import { DuplexError } from "../errors.ts";
 import type { Transport, TransportFactory, TransportOpenContext } from "../transport/transport.ts";
 import type { Chunking } from "./scripted_cli_options.ts";
@@ -222,7 +223,7 @@ async function fetchTranscript(
     if (signal?.aborted) throw signal.reason;
     throw new DuplexError(
       "invalid_argument",
-      `Cannot replay ${url.href}: ${cause instanceof Error ? cause.message : String(cause)}; ` +
+      `Cannot replay ${url.href}: ${messageOf(cause)}; ` +
         "check the path and read permission",
       { cause },
     );

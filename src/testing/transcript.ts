@@ -7,7 +7,7 @@
  */
 
 import { DuplexError, excerptOf } from "../errors.ts";
-import { isRecord } from "../_values.ts";
+import { isRecord, messageOf } from "../_values.ts";
 
 /** Which stream a transcript entry was recorded on, or `"meta"` for spawn, stdin end and exit. */
 export type TranscriptDirection = "meta" | "stdin" | "stdout" | "stderr";
@@ -144,7 +144,7 @@ export async function loadTranscript(
     text = await response.text();
   } catch (cause) {
     if (options.signal?.aborted) throw options.signal.reason;
-    const why = cause instanceof Error ? cause.message : String(cause);
+    const why = messageOf(cause);
     throw new DuplexError(
       "invalid_argument",
       `Cannot load transcript from ${String(url)}: ${why}; check the URL and read permission`,

@@ -203,12 +203,12 @@ function beat(t: "ping" | "pong", at: unknown): WireResult<Shared> {
 }
 
 function unexpected(t: string): { readonly ok: false; readonly reason: string } {
-  return invalid(`Unexpected message ${describe(t)}`);
+  return invalid(`Unexpected message ${quoted(t)}`);
 }
 
 function hello(value: Record<string, unknown>): WireResult<ClientMessage> {
   const { v, spawn, resume } = value;
-  if (v !== 1) return invalid(`Unsupported protocol version ${describe(v)}; this is version 1`);
+  if (v !== 1) return invalid(`Unsupported protocol version ${quoted(v)}; this is version 1`);
   // A malformed trace context is dropped: it only ever names a parent span.
   const trace = parseTraceContext(value.trace);
   const traced = trace === undefined ? {} : { trace };
@@ -320,6 +320,7 @@ function needs(
   return invalid(`${/^[aeiou]/.test(t) ? "An" : "A"} ${t} message needs ${field}: ${what}`);
 }
 
-function describe(value: unknown): string {
+/* A value in a message: a string as its quoted first 40 characters, anything else as text. */
+function quoted(value: unknown): string {
   return typeof value === "string" ? JSON.stringify(value.slice(0, 40)) : String(value);
 }

@@ -45,7 +45,7 @@ const HINTS = new Map<unknown, string>([
   ],
 ]);
 
-function describe(error: unknown): { text: string; code: unknown } {
+function driverError(error: unknown): { text: string; code: unknown } {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
     return { text: error.message || error.name, code };
@@ -59,7 +59,7 @@ function describe(error: unknown): { text: string; code: unknown } {
  */
 export function failure(op: Operation, error: unknown): DuplexError {
   if (error instanceof DuplexError) return error;
-  const { text, code } = describe(error);
+  const { text, code } = driverError(error);
   const hint = op.createSchema ? "" : HINTS.get(code) ?? "";
   const shown = typeof code === "string" && !text.includes(code) ? ` (${code})` : "";
   return new DuplexError(

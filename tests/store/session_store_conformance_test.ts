@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { messageOf } from "../../src/_values.ts";
 import { isDuplexError } from "../../src/errors.ts";
 import { InMemorySessionStore } from "../../src/store/in_memory_session_store.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
@@ -32,7 +33,7 @@ async function failures(
           await fn();
           return true;
         } catch (error) {
-          failed.set(id, (error as Error).message);
+          failed.set(id, messageOf(error));
           return false;
         }
       },

@@ -17,6 +17,7 @@
  * @module
  */
 
+import { messageOf } from "../../src/_values.ts";
 import { unavailableTest } from "../_unavailable.ts";
 
 /** Whether PostgreSQL can be run here, and where its binaries are. */
@@ -35,7 +36,7 @@ function run(cmd: string, args: string[], ids: Ids = {}): { code: number; out: s
       out: DECODER.decode(output.stdout) + DECODER.decode(output.stderr),
     };
   } catch (error) {
-    return { code: -1, out: error instanceof Error ? error.message : String(error) };
+    return { code: -1, out: messageOf(error) };
   }
 }
 
@@ -195,7 +196,7 @@ class Server implements PostgresServer {
     } catch (error) {
       await this.stop();
       throw new Error(
-        `Cannot start PostgreSQL on port ${this.port}: ${(error as Error).message}\n${this.log()}`,
+        `Cannot start PostgreSQL on port ${this.port}: ${messageOf(error)}\n${this.log()}`,
       );
     } finally {
       clearTimeout(timer);

@@ -14,6 +14,7 @@ import {
 } from "../../src/testing/transport_conformance.ts";
 import type { Transport, TransportExit } from "../../src/transport/transport.ts";
 import { DuplexError } from "../../src/errors.ts";
+import { messageOf } from "../../src/_values.ts";
 
 function openScripted(options: ConformanceCliOptions): () => Promise<ConformancePeer> {
   return async () => ({
@@ -111,10 +112,6 @@ async function runBroken(
     },
   );
   return t;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 Deno.test("the conformance suite fails a transport that loses an unterminated last line", async () => {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageOf } from "../../../src/_values.ts";
 import { FrameDecoder } from "../../../src/codec/frame_decoder.ts";
 import { DuplexError } from "../../../src/errors.ts";
 import { checkProjectKey } from "../../../src/store/_store_checks.ts";
@@ -203,7 +204,7 @@ export async function importSessionToStore(
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) {
         new SkipCounter(`${sessionDir}/${subpath}.meta.json`, options.onSkip)
-          .skip("invalid_json", `Skipped an unreadable sidecar: ${(error as Error).message}`, "");
+          .skip("invalid_json", `Skipped an unreadable sidecar: ${messageOf(error)}`, "");
       }
     }
     if (typeof meta === "object" && meta !== null && !Array.isArray(meta)) {
