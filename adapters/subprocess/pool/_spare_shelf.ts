@@ -1,8 +1,8 @@
 /**
  * The spares of a pool: keeps the wanted number of each kind started,
  * replaces a hand-out or a dead one in the background, starts at most
- * `concurrency` at once and none while a conversation is starting, and backs
- * off after failures.
+ * `concurrency` at once and none while a conversation is starting or a new
+ * conversation's first turn runs, and backs off after failures.
  *
  * @module
  */
@@ -13,6 +13,9 @@ import type { PoolEvent, SpareKind } from "./pool_events.ts";
 /** Backoff after consecutive failures of a kind: 500 ms doubling, at most 30 s. */
 const BACKOFF_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
+
+/** The longest spares wait for a new conversation's first turn to end. */
+const FIRST_TURN_HOLD_MS = 5000;
 
 /** One spare: starting (`session` unset) or ready. */
 export interface Spare {
@@ -48,6 +51,8 @@ export class SpareShelf {
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   readonly #all = new Set<Promise<unknown>>();
   #starting = 0;
+  /** Conversations just started whose first turn has not ended (spares wait for them). */
+  #firstTurns = 0;
   #closed = false;
 
   /**
@@ -98,7 +103,11 @@ export class SpareShelf {
   }
 
   #canStart(kind: SpareKind): boolean {
-    if (this.#starting >= this.#concurrency || this.#deps.demandStarting()) return false;
+    if (
+      this.#starting >= this.#concurrency || this.#firstTurns > 0 || this.#deps.demandStarting()
+    ) {
+      return false;
+    }
     const wait = this.#retryAt[kind] - performance.now();
     if (wait <= 0) return true;
     if (this.#timers.size === 0) {
@@ -109,6 +118,32 @@ export class SpareShelf {
       this.#timers.add(timer);
     }
     return false;
+  }
+
+  /**
+   * Starts no spare during a new conversation's first turn (the CLI's
+   * heaviest: a spawn beside it on 2 cores made it ~30 % slower, median of
+   * five runs of bench row 8f), nor longer than {@linkcode FIRST_TURN_HOLD_MS}.
+   *
+   * @param session The session of a conversation just started.
+   */
+  holdForFirstTurn(session: DuplexSession): void {
+    this.#firstTurns++;
+    const events = session.subscribe({ capacity: 64 });
+    const hold = setTimeout(() => void events.return(), FIRST_TURN_HOLD_MS);
+    void (async () => {
+      try {
+        for await (const event of events) {
+          if (event.type === "result" || event.type === "exit") break;
+        }
+      } catch {
+        // A lagged subscriber: the turn is under way anyway.
+      } finally {
+        clearTimeout(hold);
+        this.#firstTurns--;
+        this.fill();
+      }
+    })();
   }
 
   #start(kind: SpareKind): void {

@@ -1,5 +1,6 @@
 /**
- * What a {@linkcode SessionPool} reports: its events and its health snapshot.
+ * What a {@linkcode SessionPool} reports: its events, its health snapshot and
+ * where one conversation is (`peek`).
  *
  * @module
  */
@@ -78,6 +79,18 @@ export type PoolEvent =
   | { readonly type: "closed" }
   /** A slow subscriber missed this many events. */
   | { readonly type: "lagged"; readonly count: number };
+
+/** Where a conversation is, as {@linkcode SessionPool.peek} tells. */
+export interface ConversationState {
+  /** `live`: a process serves it; `starting`; `hibernated`: known, no process. */
+  readonly state: "live" | "starting" | "hibernated";
+  /** The CLI's session id, once known. */
+  readonly sessionId: string | undefined;
+  /** How many holders have acquired it and not released it. */
+  readonly holds: number;
+  /** True while a turn runs or a permission request waits (never hibernated then). */
+  readonly busy: boolean;
+}
 
 /** Acquire wait times, in milliseconds, over the last 1024 acquires. */
 export interface WaitTimes {

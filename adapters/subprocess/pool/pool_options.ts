@@ -6,13 +6,14 @@
  */
 
 import { checkMs } from "../../../src/_deadline.ts";
+import { isRecord } from "../../../src/_values.ts";
 import type { DuplexSession } from "../../../src/session/duplex_session.ts";
 import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
 import type { PermissionDecision, PermissionRequest } from "../../../src/permissions/permission.ts";
 import type { AgentDefinition } from "../../../src/protocol/control_requests.ts";
 import type { PermissionMode } from "../../../src/protocol/control.ts";
 import type { TransportFactory } from "../../../src/transport/transport.ts";
-import type { SubprocessOptions } from "../subprocess_options.ts";
+import { checkSubprocessOptions, type SubprocessOptions } from "../subprocess_options.ts";
 import type { PoolEvent } from "./pool_events.ts";
 
 /** Session options shared by every conversation of a pool (the transport is the pool's). */
@@ -194,11 +195,14 @@ function count(value: unknown, what: string, fallback: number, min: number): num
 }
 
 /**
- * Checks the pool's options.
+ * Checks the pool's options, its process options too (as `subprocess()`
+ * checks them). Pure: nothing is started or made.
  *
  * @param options The options.
- * @returns The settings.
+ * @returns The settings, defaults applied.
+ * @throws {TypeError} For an option of the wrong type.
  * @throws {RangeError} For a count or duration out of range.
+ * @throws {DuplexError} `invalid_argument` for a process option the CLI would refuse.
  */
 export function checkPoolOptions(options: SessionPoolOptions): PoolSettings {
   if (typeof options !== "object" || options === null) {
@@ -221,7 +225,7 @@ export function checkPoolOptions(options: SessionPoolOptions): PoolSettings {
   if (options.process?.awaitClaim) {
     throw new TypeError("Cannot make the pool: process.awaitClaim is the pool's to set");
   }
-  return {
+  const settings: PoolSettings = {
     maxLive: count(options.maxLive, "maxLive", 8, 1),
     maxWaiting: count(options.maxWaiting, "maxWaiting", 1000, 0),
     spares: count(options.spares, "spares", 0, 0),
@@ -235,6 +239,8 @@ export function checkPoolOptions(options: SessionPoolOptions): PoolSettings {
       ? 60_000
       : checkMs(options.startTimeoutMs, "startTimeoutMs"),
   };
+  checkSubprocessOptions(options.process ?? {});
+  return settings;
 }
 
 /**
@@ -280,10 +286,7 @@ export function checkConversation(options: AcquireOptions): void {
   ) {
     throw new TypeError("Cannot acquire: additionalDirectories must be an array of folder names");
   }
-  const agents = o.agents;
-  if (
-    agents !== undefined && (typeof agents !== "object" || agents === null || Array.isArray(agents))
-  ) {
+  if (o.agents !== undefined && !isRecord(o.agents)) {
     throw new TypeError("Cannot acquire: agents must be an object");
   }
 }

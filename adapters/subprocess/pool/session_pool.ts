@@ -3,6 +3,15 @@
  * processes, with spares for fast first turns, limits, and hibernation with
  * transparent resume.
  *
+ * This file is the pool's public face and its slot rules: how an acquire
+ * reaches a live session (`#reach`: its own process, a start when it is
+ * first in the waiting line and a slot is free, an eviction to make room),
+ * idle hibernation, starts and crashes, and the close. Each conversation is
+ * one state (`_conversation.ts`: new, starting, live with its idle timer,
+ * hibernated with its session id); the waiting line, the spares, the starts
+ * and the wait times are parts of their own (`_waiting_line.ts`,
+ * `_spare_shelf.ts`, `_launcher.ts`, `_wait_times.ts`).
+ *
  * @module
  */
 
@@ -12,50 +21,33 @@ import type { DuplexSession } from "../../../src/session/duplex_session.ts";
 import { Broadcast } from "../../../src/subscriptions/_broadcast.ts";
 import type { Subscription, SubscriptionOptions } from "../../../src/subscriptions/subscription.ts";
 import { subprocess } from "../subprocess_transport.ts";
-import type { PoolEvent, PoolHealth, StartVia } from "./pool_events.ts";
+import type { ConversationState, PoolEvent, PoolHealth, StartVia } from "./pool_events.ts";
 import {
   type AcquireOptions,
   checkConversation,
   checkPoolOptions,
   conversationOf,
-  type ConversationOptions,
   type PoolSettings,
   type SessionPoolOptions,
 } from "./pool_options.ts";
+import {
+  type Conversation,
+  disarmIdle,
+  idle,
+  type Live,
+  NEW,
+  type Resting,
+  sessionIdOf,
+  tally,
+  viewOf,
+} from "./_conversation.ts";
 import { SpareShelf } from "./_spare_shelf.ts";
 import { Launcher } from "./_launcher.ts";
 import { WaitRing } from "./_wait_times.ts";
+import { type Place, WaitingLine } from "./_waiting_line.ts";
 
-/** What the pool knows of one conversation; a hibernated one holds only this. */
-interface Conversation {
-  readonly key: string;
-  readonly options: ConversationOptions | undefined;
-  sessionId: string | undefined;
-  /** True once it has had a live process (then, without one, it is hibernated). */
-  everLive: boolean;
-  session: DuplexSession | undefined;
-  starting: Promise<DuplexSession> | undefined;
-  holds: number;
-  idleTimer: ReturnType<typeof setTimeout> | undefined;
-}
-
-/** Where a conversation is, as {@linkcode SessionPool.peek} tells. */
-export interface ConversationState {
-  /** `live`: a process serves it; `starting`; `hibernated`: known, no process. */
-  readonly state: "live" | "starting" | "hibernated";
-  /** The CLI's session id, once known. */
-  readonly sessionId: string | undefined;
-  /** How many holders have acquired it and not released it. */
-  readonly holds: number;
-  /** True while a turn runs or a permission request waits (never hibernated then). */
-  readonly busy: boolean;
-}
-
-/** An acquire in the line for a live slot; `wake` makes it look again. */
-interface Waiter {
-  readonly key: string;
-  wake: (() => void) | undefined;
-}
+// moved to ./pool_events.ts; re-exported until the imports are updated
+export type { ConversationState } from "./pool_events.ts";
 
 /**
  * Many conversations on one host over a few live `claude` processes.
@@ -104,10 +96,8 @@ export class SessionPool implements AsyncDisposable {
   /** Conversations with a live process, least recently used first. */
   readonly #live = new Map<string, Conversation>();
   readonly #keys = new WeakMap<DuplexSession, string>();
-  /** Sessions the pool itself is closing (not crashes). */
-  readonly #hibernating = new WeakSet<DuplexSession>();
   readonly #closingProcesses = new Set<Promise<unknown>>();
-  readonly #waiters: Waiter[] = [];
+  readonly #line = new WaitingLine();
   readonly #shelf: SpareShelf;
   readonly #broadcast = new Broadcast<PoolEvent>((count) => ({ type: "lagged", count }));
   readonly #waits = new WaitRing();
@@ -122,9 +112,8 @@ export class SessionPool implements AsyncDisposable {
     spareFailures: 0,
     exhausted: 0,
   };
+  /** Conversations starting (as many as are in the `starting` state, counted for `#hasRoom`). */
   #starting = 0;
-  /** Conversations just started whose first turn has not ended (spares wait for them too). */
-  #firstTurns = 0;
   #closed: Promise<void> | undefined;
   /** Aborts every start and claim in progress when the pool closes. */
   readonly #stopping = new AbortController();
@@ -139,19 +128,17 @@ export class SessionPool implements AsyncDisposable {
   constructor(options: SessionPoolOptions = {}) {
     this.#settings = checkPoolOptions(options);
     this.#options = options;
-    const launch = options.launch ?? subprocess;
-    launch(options.process ?? {}); // checks the options now, spawns nothing
     this.#shelf = new SpareShelf(
       { warm: this.#settings.spares, parked: this.#settings.parkedSpares },
       this.#settings.prewarmConcurrency,
       {
         open: (kind, signal) => this.#launcher.openSpare(kind, signal),
-        demandStarting: () => this.#starting > 0 || this.#firstTurns > 0,
+        demandStarting: () => this.#starting > 0,
         publish: (event) => this.#publish(event),
         failed: () => this.#counts.spareFailures++,
       },
     );
-    this.#launcher = new Launcher(options, this.#settings, launch, {
+    this.#launcher = new Launcher(options, this.#settings, options.launch ?? subprocess, {
       shelf: this.#shelf,
       stopping: this.#stopping.signal,
       keyOf: (session) => this.#keys.get(session),
@@ -187,21 +174,11 @@ export class SessionPool implements AsyncDisposable {
     const began = performance.now();
     let conversation = this.#conversations.get(key);
     if (!conversation) {
-      conversation = {
-        key,
-        options: conversationOf(options),
-        sessionId: undefined,
-        everLive: false,
-        session: undefined,
-        starting: undefined,
-        holds: 0,
-        idleTimer: undefined,
-      };
+      conversation = { key, options: conversationOf(options), holds: 0, state: NEW };
       this.#conversations.set(key, conversation);
     }
     conversation.holds++;
-    clearTimeout(conversation.idleTimer);
-    conversation.idleTimer = undefined;
+    disarmIdle(conversation.state);
     using limit = deadline(timeoutMs, {
       signal: options.signal,
       reason: () =>
@@ -215,8 +192,8 @@ export class SessionPool implements AsyncDisposable {
       this.#release(conversation);
       // A key that never had a process is not kept (it is not a hibernated conversation).
       if (
-        conversation.holds === 0 && !conversation.session && !conversation.starting &&
-        !conversation.everLive && this.#conversations.get(key) === conversation
+        conversation.holds === 0 && conversation.state.phase === "new" &&
+        this.#conversations.get(key) === conversation
       ) {
         this.#conversations.delete(key);
       }
@@ -265,14 +242,7 @@ export class SessionPool implements AsyncDisposable {
    */
   peek(key: string): ConversationState | undefined {
     const conversation = this.#conversations.get(key);
-    if (!conversation) return undefined;
-    const session = conversation.session;
-    return {
-      state: session ? "live" : conversation.starting ? "starting" : "hibernated",
-      sessionId: session?.sessionId ?? conversation.sessionId,
-      holds: conversation.holds,
-      busy: session !== undefined && !idle(session),
-    };
+    return conversation && viewOf(conversation);
   }
 
   /**
@@ -286,26 +256,17 @@ export class SessionPool implements AsyncDisposable {
   async forget(key: string): Promise<void> {
     const conversation = this.#conversations.get(key);
     if (!conversation) return;
-    if (conversation.holds > 0 || conversation.starting) {
+    const { state } = conversation;
+    if (conversation.holds > 0 || state.phase === "starting") {
       throw new DuplexError("invalid_argument", `Cannot forget "${key}": it is held or starting`);
     }
     this.#conversations.delete(key);
-    clearTimeout(conversation.idleTimer);
-    if (conversation.session) await this.#hibernate(conversation, "idle", false);
+    if (state.phase === "live") await this.#hibernate(conversation, state, "idle", false);
   }
 
   /** Counts of every kind, hand-outs, failures and acquire wait times. */
   get health(): PoolHealth {
-    let busy = 0;
-    for (const { session } of this.#live.values()) if (session && !idle(session)) busy++;
-    let starting = 0;
-    let hibernated = 0;
-    for (const conversation of this.#conversations.values()) {
-      if (conversation.session) continue;
-      if (conversation.starting) starting++;
-      // Waiting for its first process is not hibernated.
-      else if (conversation.everLive || conversation.options?.resume) hibernated++;
-    }
+    const { busy, starting, hibernated } = tally(this.#conversations.values());
     return {
       live: this.#live.size + starting,
       starting,
@@ -314,7 +275,7 @@ export class SessionPool implements AsyncDisposable {
       spares: this.#shelf.count("warm"),
       parked: this.#shelf.count("parked"),
       hibernated,
-      waiting: this.#waiters.length,
+      waiting: this.#line.length,
       handouts: { ...this.#handouts },
       ...this.#counts,
       acquireWait: this.#waits.read(),
@@ -347,48 +308,45 @@ export class SessionPool implements AsyncDisposable {
 
   /*
    * Acquires that need a live slot take it in arrival order: one that must wait
-   * joins the line (`#waiters`) and only the first in the line may start, so a
-   * newcomer, or an acquire that made room by an eviction, never overtakes it.
+   * joins the line and only the first in the line may start, so a newcomer, or
+   * an acquire that made room by an eviction, never overtakes it.
    */
   async #reach(conversation: Conversation, signal: AbortSignal): Promise<DuplexSession> {
-    const place: Waiter = { key: conversation.key, wake: undefined };
+    const place: Place = { wake: undefined };
     try {
       for (;;) {
         if (this.#closed) throw closedError();
-        const session = conversation.session;
-        if (session || conversation.starting) this.#leave(place); // no slot needed
-        if (session?.alive) {
-          this.#live.delete(conversation.key);
-          this.#live.set(conversation.key, conversation);
-          return session;
-        }
-        if (session) {
-          // Ending by itself: its exit handler clears it, then this conversation resumes.
-          await abortable(session.waitForExit(), signal);
+        const state = conversation.state;
+        if (state.phase === "live") {
+          this.#line.leave(place); // no slot needed
+          if (state.session.alive) {
+            this.#live.delete(conversation.key);
+            this.#live.set(conversation.key, conversation);
+            return state.session;
+          }
+          // Ending by itself: its exit handler makes it hibernated, then it resumes.
+          await abortable(state.session.waitForExit(), signal);
           continue;
         }
-        if (conversation.starting) {
-          await abortable(conversation.starting, signal);
+        if (state.phase === "starting") {
+          this.#line.leave(place);
+          await abortable(state.started, signal);
           continue;
         }
-        const at = this.#waiters.indexOf(place);
-        const position = at < 0 ? this.#waiters.length + 1 : at + 1;
+        const standing = this.#line.standing(place);
+        const position = standing || this.#line.length + 1;
         if (position === 1 && this.#hasRoom()) {
-          this.#leave(place);
-          const starting = this.#start(conversation);
-          conversation.starting = starting;
-          starting.catch(() => {}).finally(() => {
-            if (conversation.starting === starting) conversation.starting = undefined;
-          });
+          this.#line.leave(place);
+          this.#start(conversation, state);
           continue;
         }
         // Make room for everyone up to this place (closing processes free theirs soon).
         const evicted = position > this.#unoccupied() && this.#evict() !== undefined;
-        if (at < 0) this.#join(place, !evicted);
-        await this.#wait(place, signal);
+        if (standing === 0) this.#join(conversation.key, place, !evicted);
+        await this.#line.wait(place, signal);
       }
     } finally {
-      this.#leave(place);
+      this.#line.leave(place);
     }
   }
 
@@ -404,47 +362,25 @@ export class SessionPool implements AsyncDisposable {
   /* Hibernates the least recently used idle conversation; `undefined` when none is. */
   #evict(): Promise<unknown> | undefined {
     for (const conversation of this.#live.values()) {
-      const session = conversation.session;
-      if (conversation.holds === 0 && session && idle(session)) {
-        return this.#hibernate(conversation, "evicted");
+      const { state } = conversation;
+      if (conversation.holds === 0 && state.phase === "live" && idle(state.session)) {
+        return this.#hibernate(conversation, state, "evicted");
       }
     }
     return undefined;
   }
 
   /* Joins the line; `bounded`: refused beyond maxWaiting (an acquire that evicted waits anyway). */
-  #join(place: Waiter, bounded: boolean): void {
-    if (bounded && this.#waiters.length >= this.#settings.maxWaiting) {
+  #join(key: string, place: Place, bounded: boolean): void {
+    if (bounded && this.#line.length >= this.#settings.maxWaiting) {
       this.#counts.exhausted++;
       throw new DuplexError(
         "pool_exhausted",
-        `Cannot acquire "${place.key}": all ${this.#settings.maxLive} live slots are held or ` +
-          `busy and ${this.#waiters.length} acquires already wait (maxWaiting); retry later`,
+        `Cannot acquire "${key}": all ${this.#settings.maxLive} live slots are held or ` +
+          `busy and ${this.#line.length} acquires already wait (maxWaiting); retry later`,
       );
     }
-    this.#waiters.push(place);
-    this.#publish({ type: "waiting", key: place.key, position: this.#waiters.length });
-  }
-
-  #leave(place: Waiter): void {
-    const at = this.#waiters.indexOf(place);
-    if (at < 0) return;
-    this.#waiters.splice(at, 1);
-    if (at === 0) this.#wake(); // the next one may be able to start now
-  }
-
-  async #wait(place: Waiter, signal: AbortSignal): Promise<void> {
-    const { promise, resolve } = Promise.withResolvers<void>();
-    place.wake = resolve;
-    await abortable(promise, signal);
-  }
-
-  /* Room may have been made: every waiter looks again, in arrival order. */
-  #wake(): void {
-    for (const waiter of this.#waiters) {
-      waiter.wake?.();
-      waiter.wake = undefined;
-    }
+    this.#publish({ type: "waiting", key, position: this.#line.join(place) });
   }
 
   #release(conversation: Conversation): void {
@@ -454,70 +390,78 @@ export class SessionPool implements AsyncDisposable {
       this.#live.set(conversation.key, conversation); // used until now: the most recent
     }
     this.#armIdle(conversation);
-    this.#wake();
+    this.#line.wake();
   }
 
   #armIdle(conversation: Conversation): void {
-    clearTimeout(conversation.idleTimer);
-    conversation.idleTimer = undefined;
-    if (!conversation.session || this.#settings.idleMs === Infinity || this.#closed) return;
-    conversation.idleTimer = setTimeout(() => {
-      conversation.idleTimer = undefined;
-      const session = conversation.session;
-      if (conversation.holds > 0 || !session) return;
-      if (idle(session)) void this.#hibernate(conversation, "idle");
+    const live = conversation.state;
+    if (live.phase !== "live") return;
+    disarmIdle(live);
+    if (this.#settings.idleMs === Infinity || this.#closed) return;
+    live.idleTimer = setTimeout(() => {
+      live.idleTimer = undefined;
+      if (conversation.holds > 0 || conversation.state !== live) return;
+      if (idle(live.session)) void this.#hibernate(conversation, live, "idle");
       else this.#armIdle(conversation); // a turn or a permission still runs: look again later
     }, this.#settings.idleMs);
+  }
+
+  /* Leaves the live state for hibernated: the idle timer stops, the slot is freed. */
+  #rest(conversation: Conversation, live: Live): string | undefined {
+    disarmIdle(live);
+    const sessionId = sessionIdOf(live);
+    conversation.state = { phase: "hibernated", sessionId };
+    this.#live.delete(conversation.key);
+    return sessionId;
   }
 
   /* Closes a conversation's process, keeping its session id; resolves once it has gone. */
   #hibernate(
     conversation: Conversation,
+    live: Live,
     reason: "idle" | "evicted",
     report = true,
   ): Promise<unknown> {
-    const session = conversation.session!;
-    clearTimeout(conversation.idleTimer);
-    conversation.idleTimer = undefined;
-    this.#hibernating.add(session);
-    conversation.sessionId = session.sessionId ?? conversation.sessionId;
-    conversation.session = undefined;
-    this.#live.delete(conversation.key);
-    const closing = session.close().catch(() => {}).finally(() => {
+    const sessionId = this.#rest(conversation, live);
+    const closing = live.session.close().catch(() => {}).finally(() => {
       this.#closingProcesses.delete(closing);
-      this.#wake();
+      this.#line.wake();
     });
     this.#closingProcesses.add(closing);
     if (report) {
       this.#counts.hibernations++;
       if (reason === "evicted") this.#counts.evictions++;
-      this.#publish({
-        type: "hibernated",
-        key: conversation.key,
-        sessionId: conversation.sessionId,
-        reason,
-      });
+      this.#publish({ type: "hibernated", key: conversation.key, sessionId, reason });
     }
     return closing;
   }
 
-  async #start(conversation: Conversation): Promise<DuplexSession> {
+  /* Starts a process for a resting conversation; it is `starting` until the start ends. */
+  #start(conversation: Conversation, from: Resting): void {
+    const started = this.#open(conversation, from);
+    started.catch(() => {}); // the acquires that wait for it see its failure
+    conversation.state = { phase: "starting", started, from };
+  }
+
+  async #open(conversation: Conversation, from: Resting): Promise<DuplexSession> {
     const began = performance.now();
     this.#starting++;
     try {
-      const { session, via } = await this.#launcher.open(conversation);
+      const { key, options } = conversation;
+      const sessionId = sessionIdOf(from);
+      const { session, via } = await this.#launcher.open({ key, options, sessionId });
       if (this.#closed) {
         await session.close();
         throw closedError();
       }
-      this.#adopt(conversation, session);
-      this.#holdPrewarm(session);
+      this.#adopt(conversation, session, sessionId);
+      this.#shelf.holdForFirstTurn(session);
       this.#handouts[via]++;
       this.#publish({
         type: "started",
-        key: conversation.key,
+        key,
         via,
-        sessionId: session.sessionId ?? conversation.sessionId,
+        sessionId: session.sessionId ?? sessionId,
         ms: performance.now() - began,
       });
       return session;
@@ -528,62 +472,39 @@ export class SessionPool implements AsyncDisposable {
         key: conversation.key,
         error: error instanceof Error ? error : new Error(String(error)),
       });
+      conversation.state = from;
       throw error;
     } finally {
       this.#starting--;
-      this.#wake();
+      this.#line.wake();
       this.#shelf.fill();
     }
   }
 
-  /*
-   * Spares are not started during a new conversation's first turn (the CLI's
-   * heaviest: a spawn beside it on 2 cores made it ~30 % slower, median of
-   * five runs of bench row 8f), nor longer than FIRST_TURN_HOLD_MS.
-   */
-  #holdPrewarm(session: DuplexSession): void {
-    this.#firstTurns++;
-    const events = session.subscribe({ capacity: 64 });
-    const hold = setTimeout(() => void events.return(), FIRST_TURN_HOLD_MS);
-    void (async () => {
-      try {
-        for await (const event of events) {
-          if (event.type === "result" || event.type === "exit") break;
-        }
-      } catch {
-        // A lagged subscriber: the turn is under way anyway.
-      } finally {
-        clearTimeout(hold);
-        this.#firstTurns--;
-        this.#shelf.fill();
-      }
-    })();
-  }
-
-  #adopt(conversation: Conversation, session: DuplexSession): void {
-    conversation.session = session;
-    conversation.everLive = true;
-    conversation.sessionId = session.sessionId ?? conversation.sessionId;
+  #adopt(conversation: Conversation, session: DuplexSession, known: string | undefined): void {
+    const live: Live = {
+      phase: "live",
+      session,
+      sessionId: session.sessionId ?? known,
+      idleTimer: undefined,
+    };
+    conversation.state = live;
     this.#keys.set(session, conversation.key);
     this.#live.set(conversation.key, conversation);
     if (conversation.holds === 0) this.#armIdle(conversation);
     void session.waitForExit().then((status) => {
-      if (conversation.session !== session) return; // hibernated, or replaced
-      conversation.session = undefined;
-      conversation.sessionId = session.sessionId ?? conversation.sessionId;
-      this.#live.delete(conversation.key);
-      clearTimeout(conversation.idleTimer);
-      conversation.idleTimer = undefined;
-      if (!this.#hibernating.has(session) && !this.#closed) {
+      if (conversation.state !== live) return; // hibernated by the pool
+      const sessionId = this.#rest(conversation, live);
+      if (!this.#closed) {
         this.#counts.crashes++;
         this.#publish({
           type: "crashed",
           key: conversation.key,
-          sessionId: conversation.sessionId,
+          sessionId,
           exit: status.state === "running" ? undefined : status.exit,
         });
       }
-      this.#wake();
+      this.#line.wake();
     });
   }
 
@@ -597,32 +518,19 @@ export class SessionPool implements AsyncDisposable {
   }
 
   async #shutDown(): Promise<void> {
-    this.#wake(); // waiting acquires see the pool closed and reject with `closed`
+    this.#line.wake(); // waiting acquires see the pool closed and reject with `closed`
     this.#stopping.abort(closedError()); // starts and claims in progress stop now
     const ending: Promise<unknown>[] = [this.#shelf.close(), ...this.#closingProcesses];
-    for (const conversation of this.#conversations.values()) {
-      clearTimeout(conversation.idleTimer);
-      conversation.idleTimer = undefined;
-      const { session, starting } = conversation;
-      if (session) {
-        this.#hibernating.add(session);
-        ending.push(session.close());
-      }
-      if (starting) ending.push(starting.then((s) => s.close(), () => {}));
+    for (const { state } of this.#conversations.values()) {
+      disarmIdle(state);
+      if (state.phase === "live") ending.push(state.session.close());
+      if (state.phase === "starting") ending.push(state.started.then((s) => s.close(), () => {}));
     }
     await Promise.allSettled(ending);
     await this.#launcher.removeParkFolder();
     this.#publish({ type: "closed" });
     this.#broadcast.close();
   }
-}
-
-/** The longest spares wait for a new conversation's first turn to end. */
-const FIRST_TURN_HOLD_MS = 5000;
-
-/** True when a session may be hibernated: no turn running, no permission waiting. */
-function idle(session: DuplexSession): boolean {
-  return !session.busy && session.pendingPermissions.length === 0;
 }
 
 function closedError(): DuplexError {
