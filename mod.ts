@@ -9,7 +9,9 @@
  * transport: `@duplex/claude/subprocess` spawns `claude` (Deno),
  * `@duplex/claude/remote` drives one a relay runs elsewhere, and
  * `@duplex/claude/testing` has scripted and replay transports. The CLI's frame
- * types (what events carry) are in `@duplex/claude/protocol`.
+ * types (what events carry) are in `@duplex/claude/protocol`, the shapes of
+ * `@opentelemetry/api` the `telemetry` option takes in
+ * `@duplex/claude/telemetry`.
  *
  * @example A turn against a scripted CLI
  * ```ts
@@ -75,20 +77,7 @@ export type {
   TurnQueuedEvent,
   TurnStartedEvent,
 } from "./src/session/events.ts";
-export type {
-  Attributes,
-  AttributeValue,
-  OtelApi,
-  OtelCounter,
-  OtelHistogram,
-  OtelMeter,
-  OtelSpan,
-  OtelSpanContext,
-  OtelTracer,
-  SessionStats,
-  SpanRecord,
-  TelemetryOptions,
-} from "./src/telemetry/telemetry_options.ts";
+export type { SessionStats, SpanRecord, TelemetryOptions } from "./src/telemetry/mod.ts";
 export {
   DuplexError,
   type DuplexErrorKind,
@@ -142,3 +131,25 @@ export {
 } from "./src/mcp/tool.ts";
 export type { InferSchemaOutput, StandardSchemaV1 } from "./src/mcp/standard_schema.ts";
 export { mcpServer, type McpServerOptions, type SdkMcpServer } from "./src/mcp/mcp_server.ts";
+
+// The structural OpenTelemetry types moved to `@duplex/claude/telemetry`; these aliases keep the
+// old import path working through 0.3 and go in 0.4 (docs/upgrading.md).
+import type * as telemetry from "./src/telemetry/mod.ts";
+/** @deprecated Import it from `@duplex/claude/telemetry`; this path goes in 0.4. */
+export type Attributes = telemetry.Attributes;
+/** @deprecated Import it from `@duplex/claude/telemetry`; this path goes in 0.4. */
+export type AttributeValue = telemetry.AttributeValue;
+/** @deprecated Import it from `@duplex/claude/telemetry`; this path goes in 0.4. */
+export type OtelApi = telemetry.OtelApi;
+/** @deprecated Import it from `@duplex/claude/telemetry`; this path goes in 0.4. */
+export type OtelCounter = telemetry.OtelCounter;
+/** @deprecated Import it from `@duplex/claude/telemetry`; this path goes in 0.4. */
+export type OtelHistogram = telemetry.OtelHistogram;
+/** @deprecated Import it from `@duplex/claude/telemetry`; this path goes in 0.4. */
+export type OtelMeter = telemetry.OtelMeter;
+/** @deprecated Import it from `@duplex/claude/telemetry`; this path goes in 0.4. */
+export type OtelSpan = telemetry.OtelSpan;
+/** @deprecated Import it from `@duplex/claude/telemetry`; this path goes in 0.4. */
+export type OtelSpanContext = telemetry.OtelSpanContext;
+/** @deprecated Import it from `@duplex/claude/telemetry`; this path goes in 0.4. */
+export type OtelTracer = telemetry.OtelTracer;

@@ -52,6 +52,54 @@
  * opening fails with `not_permitted` too: run `claude` behind a relay
  * (`@duplex/claude/relay`) and connect with `@duplex/claude/remote`.
  *
+ * Its parts (in `adapters/subprocess/`):
+ *
+ * | File | What it owns |
+ * | --- | --- |
+ * | `subprocess_transport.ts` | `subprocess()` and the transport: the input side (one stdin writer, its state), the output pipes, `close()` |
+ * | `subprocess_options.ts` | `SubprocessOptions`, their defaults, `checkSubprocessOptions` (pure: the options, the launch plan, the close settings) |
+ * | `cli_options.ts` | `CliOptions`: the CLI's flags as typed options, named as in the official SDK |
+ * | `build_args.ts` | `buildArgs`, `planLaunch`; the `LaunchPlan` made once per factory |
+ * | `_option_args.ts` | the options whose mapping takes more than a line (thinking, tools, settings with sandbox, plugins, JSON arguments) |
+ * | `_sandbox.ts` | the `sandbox` option merged into the settings' `sandbox` block |
+ * | `_arg_checks.ts` | the value checks of the argument builder, worded alike |
+ * | `find_binary.ts` | `resolveBinary`: finding `claude`; spawn failures explained |
+ * | `_spawn.ts` | one spawn: the child's environment, the private files, the working directory, `Deno.Command` |
+ * | `_private_files.ts` | the private folder (0700) of the settings, agents and MCP files of one launch |
+ * | `_cli_process.ts` | `CliProcess`: the child's life (running / closing / exited) and its signals |
+ * | `_close_ladder.ts` | the bounded close: EOF, grace, SIGTERM, SIGKILL, the tool processes |
+ * | `_process_tree.ts` | the CLI's descendants, read from `/proc` |
+ * | `_marked_processes.ts` | the processes carrying the CLI's marker variable |
+ * | `_host_exit.ts` | the host's signals and `unload`: every open CLI ended with the host |
+ * | `_pipes.ts` | stdout as bytes, stderr as bounded lines; the bounded drain after the exit |
+ * | `_stderr_tail.ts` | the last lines of stderr, bounded in bytes and lines |
+ * | `_bubblewrap.ts`, `_isolation.ts` | `isolation: "bubblewrap"`: the `bwrap` command line (pure), and the host side |
+ * | `_store_link.ts`, `_store_resume.ts` | `sessionStore`: the mirror target; resuming a session the store holds |
+ * | `_moved.ts` | the names that moved to `./pool` and `./history`, deprecated here until 0.4 |
+ *
+ * The session pool (`pool/`) is `@duplex/claude/pool`; the history
+ * functions (`history/`) and the directory store (`store/`) are
+ * `@duplex/claude/history`. Their names are still exported here, deprecated,
+ * through 0.3.
+ *
+ * @example A stand-in for claude: any program, over the same transport
+ * ```ts
+ * import { subprocess } from "@duplex/claude/subprocess";
+ * import assert from "node:assert/strict";
+ *
+ * // Deno itself, echoing its input: what a session writes comes back as its output.
+ * const open = subprocess({
+ *   pathToClaudeCodeExecutable: Deno.execPath(),
+ *   executableArgs: ["eval", "await Deno.stdin.readable.pipeTo(Deno.stdout.writable)"],
+ * });
+ * // What DuplexSession.start({ transport: open }) does first.
+ * await using transport = await open({ signal: AbortSignal.timeout(10_000) });
+ * await transport.write('{"type":"keep_alive"}');
+ * await transport.endInput();
+ * assert.equal(await new Response(transport.readable).text(), '{"type":"keep_alive"}\n');
+ * assert.equal((await transport.closed).code, 0);
+ * ```
+ *
  * @example Run one turn on a local claude
  * ```ts ignore
  * import { DuplexSession } from "@duplex/claude";
@@ -98,40 +146,6 @@ export {
   type Thinking,
 } from "./build_args.ts";
 export { resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
-export { listSessions, type ListSessionsOptions } from "./history/list_sessions.ts";
-export { getSessionInfo, type StoredSessionInfo } from "./history/stored_session_info.ts";
-export {
-  getSessionMessages,
-  type GetSessionMessagesOptions,
-  type SessionAssistantMessage,
-  type SessionMessage,
-  type SessionMessageBase,
-  type SessionSystemMessage,
-  type SessionUserMessage,
-} from "./history/session_messages.ts";
-export { renameSession, tagSession } from "./history/session_metadata.ts";
-export { deleteSession } from "./history/delete_session.ts";
-export {
-  forkSession,
-  type ForkSessionOptions,
-  type ForkSessionResult,
-} from "./history/fork_session.ts";
-export type { HistoryOptions, SkippedLine } from "./history/history_options.ts";
-export {
-  DirectorySessionStore,
-  type DirectorySessionStoreOptions,
-  type DirectoryStoreSkip,
-} from "./store/directory_session_store.ts";
-export {
-  type ImportSessionOptions,
-  type ImportSessionResult,
-  importSessionToStore,
-} from "./store/import_session.ts";
-export {
-  type MaterializedSession,
-  materializeSession,
-  type MaterializeSessionOptions,
-} from "./store/materialize_session.ts";
 export { type CliLaunch, planLaunch } from "./build_args.ts";
 export type {
   OutputFormat,
@@ -159,3 +173,4 @@ export type {
   StartVia,
   WaitTimes,
 } from "./pool/pool_events.ts";
+export * from "./_moved.ts";

@@ -31,7 +31,7 @@ import type { HistoryOptions } from "./history_options.ts";
  *
  * @example Delete a session
  * ```ts ignore
- * import { deleteSession } from "@duplex/claude/subprocess";
+ * import { deleteSession } from "@duplex/claude/history";
  *
  * await deleteSession("5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f", { dir: Deno.cwd() });
  * ```

@@ -155,7 +155,8 @@ function forkEntries(
  * @example Ask the last question again on a branch, and continue there
  * ```ts ignore
  * import { DuplexSession } from "@duplex/claude";
- * import { forkSession, getSessionMessages, subprocess } from "@duplex/claude/subprocess";
+ * import { forkSession, getSessionMessages } from "@duplex/claude/history";
+ * import { subprocess } from "@duplex/claude/subprocess";
  *
  * const id = "5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f";
  * const messages = await getSessionMessages(id, { dir: Deno.cwd() });

@@ -82,7 +82,7 @@ async function transcriptsIn(dir: string, action: string): Promise<TranscriptFil
  *
  * @example A sidebar of the ten newest sessions of this folder
  * ```ts ignore
- * import { listSessions } from "@duplex/claude/subprocess";
+ * import { listSessions } from "@duplex/claude/history";
  *
  * for (const session of await listSessions({ dir: Deno.cwd(), limit: 10 })) {
  *   const when = new Date(session.lastModified).toLocaleString();

@@ -153,7 +153,7 @@ function toMessage(
  *
  * @example Print a conversation
  * ```ts ignore
- * import { getSessionMessages } from "@duplex/claude/subprocess";
+ * import { getSessionMessages } from "@duplex/claude/history";
  *
  * const id = "5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f";
  * for (const m of await getSessionMessages(id, { dir: Deno.cwd() })) {

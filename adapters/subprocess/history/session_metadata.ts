@@ -51,7 +51,7 @@ async function appendMetadata(
  *
  * @example Name a session for the sidebar
  * ```ts ignore
- * import { renameSession } from "@duplex/claude/subprocess";
+ * import { renameSession } from "@duplex/claude/history";
  *
  * await renameSession("5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f", "Fix the login bug", {
  *   dir: Deno.cwd(),
@@ -91,7 +91,7 @@ export async function renameSession(
  *
  * @example Tag, then untag
  * ```ts ignore
- * import { tagSession } from "@duplex/claude/subprocess";
+ * import { tagSession } from "@duplex/claude/history";
  *
  * const id = "5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f";
  * await tagSession(id, "needs-review", { dir: Deno.cwd() });

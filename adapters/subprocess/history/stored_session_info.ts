@@ -85,7 +85,7 @@ export interface StoredSessionInfo {
  *
  * @example Find a session's title
  * ```ts ignore
- * import { getSessionInfo } from "@duplex/claude/subprocess";
+ * import { getSessionInfo } from "@duplex/claude/history";
  *
  * const info = await getSessionInfo("5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f", { dir: Deno.cwd() });
  * console.log(info?.summary ?? "no such session");

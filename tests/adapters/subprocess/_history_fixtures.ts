@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SessionMessage } from "../../../adapters/subprocess/mod.ts";
+import type { SessionMessage } from "../../../adapters/subprocess/history/mod.ts";
 import { makeTestDir } from "./_helpers.ts";
 
 /** The recorded transcripts. */

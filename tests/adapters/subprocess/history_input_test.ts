@@ -18,7 +18,7 @@ import {
   renameSession,
   type SkippedLine,
   tagSession,
-} from "../../../adapters/subprocess/mod.ts";
+} from "../../../adapters/subprocess/history/mod.ts";
 import { isDuplexError } from "../../../mod.ts";
 import { copyHistory, RECORDED_DIR } from "./_history_fixtures.ts";
 

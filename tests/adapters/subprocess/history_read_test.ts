@@ -12,7 +12,7 @@ import {
   getSessionInfo,
   getSessionMessages,
   listSessions,
-} from "../../../adapters/subprocess/mod.ts";
+} from "../../../adapters/subprocess/history/mod.ts";
 import { importSessionToStore } from "../../../adapters/subprocess/store/import_session.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
 import type { SessionStore } from "../../../src/store/session_store.ts";

@@ -23,7 +23,7 @@ import {
   type SessionMessage,
   type StoredSessionInfo,
   tagSession,
-} from "../../../adapters/subprocess/mod.ts";
+} from "../../../adapters/subprocess/history/mod.ts";
 import { DirectorySessionStore } from "../../../adapters/subprocess/store/directory_session_store.ts";
 import { importSessionToStore } from "../../../adapters/subprocess/store/import_session.ts";
 import {

@@ -16,7 +16,7 @@ import {
   listSessions,
   renameSession,
   tagSession,
-} from "../../../adapters/subprocess/mod.ts";
+} from "../../../adapters/subprocess/history/mod.ts";
 import { isDuplexError } from "../../../mod.ts";
 import { copyHistory, textOf, texts } from "./_history_fixtures.ts";
 

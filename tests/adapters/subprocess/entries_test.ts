@@ -1,0 +1,42 @@
+/**
+ * The entries of the subprocess adapter: `@duplex/claude/history` holds the
+ * history functions and the directory store, and `@duplex/claude/subprocess`
+ * still exports each of its values (deprecated, through 0.3) as the very same
+ * value, so that 0.2's imports keep working.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import * as history from "../../../adapters/subprocess/history/mod.ts";
+import * as subprocess from "../../../adapters/subprocess/mod.ts";
+
+Deno.test("the old subprocess path exports every value of the history entry, the same value", {
+  permissions: "none",
+}, () => {
+  const names = Object.keys(history).sort();
+  assert.deepEqual(names, [
+    "DirectorySessionStore",
+    "deleteSession",
+    "forkSession",
+    "getSessionInfo",
+    "getSessionMessages",
+    "importSessionToStore",
+    "listSessions",
+    "materializeSession",
+    "renameSession",
+    "tagSession",
+  ]);
+  const old = subprocess as Record<string, unknown>;
+  for (const name of names) {
+    assert.equal(old[name], (history as Record<string, unknown>)[name], name);
+  }
+});
+
+Deno.test("the subprocess entry keeps the transport, the argument builder and binary resolution", {
+  permissions: "none",
+}, () => {
+  for (const name of ["subprocess", "buildArgs", "planLaunch", "resolveBinary", "STRIPPED_ENV"]) {
+    assert.ok(name in subprocess, name);
+  }
+});
