@@ -3,14 +3,14 @@
  * processes, with spares for fast first turns, limits, and hibernation with
  * transparent resume.
  *
- * This file is the pool's public face and its slot rules: how an acquire
- * reaches a live session (`#reach`: its own process, a start when it is
- * first in the waiting line and a slot is free, an eviction to make room),
- * idle hibernation, starts and crashes, and the close. Each conversation is
- * one state (`_conversation.ts`: new, starting, live with its idle timer,
- * hibernated with its session id); the waiting line, the spares, the starts
- * and the wait times are parts of their own (`_waiting_line.ts`,
- * `_spare_shelf.ts`, `_launcher.ts`, `_wait_times.ts`).
+ * The pool's public face (a third of this file is its JSDoc) and the walk
+ * of an acquire (`#reach`): its own live process, else a start once it is
+ * first in the waiting line and a slot is free, else an eviction to make
+ * room; and the starts (`#start`: new or hibernated to starting, then live
+ * or back). The rest are parts: one state per conversation
+ * (`_conversation.ts`), the live slots with idle timers, hibernation and
+ * crashes (`_live_slots.ts`), the waiting line, the spares, the launcher and
+ * the report (events, counters, wait times).
  *
  * @module
  */
@@ -18,10 +18,9 @@
 import { abortable, checkMs, deadline } from "../../../src/_deadline.ts";
 import { DuplexError } from "../../../src/errors.ts";
 import type { DuplexSession } from "../../../src/session/duplex_session.ts";
-import { Broadcast } from "../../../src/subscriptions/_broadcast.ts";
 import type { Subscription, SubscriptionOptions } from "../../../src/subscriptions/subscription.ts";
 import { subprocess } from "../subprocess_transport.ts";
-import type { ConversationState, PoolEvent, PoolHealth, StartVia } from "./pool_events.ts";
+import type { ConversationState, PoolEvent, PoolHealth } from "./pool_events.ts";
 import {
   type AcquireOptions,
   checkConversation,
@@ -33,17 +32,16 @@ import {
 import {
   type Conversation,
   disarmIdle,
-  idle,
-  type Live,
   NEW,
   type Resting,
   sessionIdOf,
   tally,
   viewOf,
 } from "./_conversation.ts";
+import { LiveSlots } from "./_live_slots.ts";
 import { SpareShelf } from "./_spare_shelf.ts";
 import { Launcher } from "./_launcher.ts";
-import { WaitRing } from "./_wait_times.ts";
+import { PoolReport } from "./_pool_report.ts";
 import { type Place, WaitingLine } from "./_waiting_line.ts";
 
 // moved to ./pool_events.ts; re-exported until the imports are updated
@@ -89,29 +87,14 @@ export type { ConversationState } from "./pool_events.ts";
  * ```
  */
 export class SessionPool implements AsyncDisposable {
-  readonly #options: SessionPoolOptions;
   readonly #settings: PoolSettings;
   readonly #launcher: Launcher;
   readonly #conversations = new Map<string, Conversation>();
-  /** Conversations with a live process, least recently used first. */
-  readonly #live = new Map<string, Conversation>();
+  readonly #slots: LiveSlots;
   readonly #keys = new WeakMap<DuplexSession, string>();
-  readonly #closingProcesses = new Set<Promise<unknown>>();
   readonly #line = new WaitingLine();
   readonly #shelf: SpareShelf;
-  readonly #broadcast = new Broadcast<PoolEvent>((count) => ({ type: "lagged", count }));
-  readonly #waits = new WaitRing();
-  readonly #handouts: Record<StartVia, number> = { spare: 0, parked: 0, cold: 0, resumed: 0 };
-  readonly #counts = {
-    hibernations: 0,
-    evictions: 0,
-    crashes: 0,
-    failures: 0,
-    claimRefusals: 0,
-    handoutFailures: 0,
-    spareFailures: 0,
-    exhausted: 0,
-  };
+  readonly #report: PoolReport;
   /** Conversations starting (as many as are in the `starting` state, counted for `#hasRoom`). */
   #starting = 0;
   #closed: Promise<void> | undefined;
@@ -127,23 +110,37 @@ export class SessionPool implements AsyncDisposable {
    */
   constructor(options: SessionPoolOptions = {}) {
     this.#settings = checkPoolOptions(options);
-    this.#options = options;
+    this.#report = new PoolReport(options.onEvent);
+    const report = this.#report;
+    this.#slots = new LiveSlots(this.#settings, {
+      wake: () => this.#line.wake(),
+      closed: () => this.#closed !== undefined,
+      hibernated: (key, sessionId, reason) => {
+        report.count("hibernations");
+        if (reason === "evicted") report.count("evictions");
+        report.publish({ type: "hibernated", key, sessionId, reason });
+      },
+      crashed: (key, sessionId, exit) => {
+        report.count("crashes");
+        report.publish({ type: "crashed", key, sessionId, exit });
+      },
+    });
     this.#shelf = new SpareShelf(
       { warm: this.#settings.spares, parked: this.#settings.parkedSpares },
       this.#settings.prewarmConcurrency,
       {
         open: (kind, signal) => this.#launcher.openSpare(kind, signal),
         demandStarting: () => this.#starting > 0,
-        publish: (event) => this.#publish(event),
-        failed: () => this.#counts.spareFailures++,
+        publish: (event) => report.publish(event),
+        failed: () => report.count("spareFailures"),
       },
     );
     this.#launcher = new Launcher(options, this.#settings, options.launch ?? subprocess, {
       shelf: this.#shelf,
       stopping: this.#stopping.signal,
       keyOf: (session) => this.#keys.get(session),
-      publish: (event) => this.#publish(event),
-      count: (counter) => this.#counts[counter]++,
+      publish: (event) => report.publish(event),
+      count: (counter) => report.count(counter),
     });
     this.#shelf.fill();
   }
@@ -186,7 +183,7 @@ export class SessionPool implements AsyncDisposable {
     });
     try {
       const session = await this.#reach(conversation, limit.signal);
-      this.#waits.add(performance.now() - began);
+      this.#report.waited(performance.now() - began);
       return session;
     } catch (error) {
       this.#release(conversation);
@@ -261,25 +258,22 @@ export class SessionPool implements AsyncDisposable {
       throw new DuplexError("invalid_argument", `Cannot forget "${key}": it is held or starting`);
     }
     this.#conversations.delete(key);
-    if (state.phase === "live") await this.#hibernate(conversation, state, "idle", false);
+    if (state.phase === "live") await this.#slots.hibernate(conversation, state);
   }
 
   /** Counts of every kind, hand-outs, failures and acquire wait times. */
   get health(): PoolHealth {
     const { busy, starting, hibernated } = tally(this.#conversations.values());
-    return {
-      live: this.#live.size + starting,
+    return this.#report.health({
+      live: this.#slots.size + starting,
       starting,
       busy,
-      closing: this.#closingProcesses.size,
+      closing: this.#slots.closing.size,
       spares: this.#shelf.count("warm"),
       parked: this.#shelf.count("parked"),
       hibernated,
       waiting: this.#line.length,
-      handouts: { ...this.#handouts },
-      ...this.#counts,
-      acquireWait: this.#waits.read(),
-    };
+    });
   }
 
   /**
@@ -289,7 +283,7 @@ export class SessionPool implements AsyncDisposable {
    * @returns The events, from now on.
    */
   subscribe(options: SubscriptionOptions = {}): Subscription<PoolEvent> {
-    return this.#broadcast.subscribe(options);
+    return this.#report.subscribe(options);
   }
 
   /**
@@ -320,8 +314,7 @@ export class SessionPool implements AsyncDisposable {
         if (state.phase === "live") {
           this.#line.leave(place); // no slot needed
           if (state.session.alive) {
-            this.#live.delete(conversation.key);
-            this.#live.set(conversation.key, conversation);
+            this.#slots.touch(conversation);
             return state.session;
           }
           // Ending by itself: its exit handler makes it hibernated, then it resumes.
@@ -335,13 +328,14 @@ export class SessionPool implements AsyncDisposable {
         }
         const standing = this.#line.standing(place);
         const position = standing || this.#line.length + 1;
-        if (position === 1 && this.#hasRoom()) {
+        if (position === 1 && this.#slots.hasRoom(this.#starting)) {
           this.#line.leave(place);
           this.#start(conversation, state);
           continue;
         }
         // Make room for everyone up to this place (closing processes free theirs soon).
-        const evicted = position > this.#unoccupied() && this.#evict() !== undefined;
+        const evicted = position > this.#slots.unoccupied(this.#starting) &&
+          this.#slots.evict() !== undefined;
         if (standing === 0) this.#join(conversation.key, place, !evicted);
         await this.#line.wait(place, signal);
       }
@@ -350,90 +344,25 @@ export class SessionPool implements AsyncDisposable {
     }
   }
 
-  #hasRoom(): boolean {
-    return this.#live.size + this.#starting + this.#closingProcesses.size < this.#settings.maxLive;
-  }
-
-  /* Slots neither live nor starting: free now, or once their process has closed. */
-  #unoccupied(): number {
-    return this.#settings.maxLive - this.#live.size - this.#starting;
-  }
-
-  /* Hibernates the least recently used idle conversation; `undefined` when none is. */
-  #evict(): Promise<unknown> | undefined {
-    for (const conversation of this.#live.values()) {
-      const { state } = conversation;
-      if (conversation.holds === 0 && state.phase === "live" && idle(state.session)) {
-        return this.#hibernate(conversation, state, "evicted");
-      }
-    }
-    return undefined;
-  }
-
   /* Joins the line; `bounded`: refused beyond maxWaiting (an acquire that evicted waits anyway). */
   #join(key: string, place: Place, bounded: boolean): void {
     if (bounded && this.#line.length >= this.#settings.maxWaiting) {
-      this.#counts.exhausted++;
+      this.#report.count("exhausted");
       throw new DuplexError(
         "pool_exhausted",
         `Cannot acquire "${key}": all ${this.#settings.maxLive} live slots are held or ` +
           `busy and ${this.#line.length} acquires already wait (maxWaiting); retry later`,
       );
     }
-    this.#publish({ type: "waiting", key, position: this.#line.join(place) });
+    this.#report.publish({ type: "waiting", key, position: this.#line.join(place) });
   }
 
   #release(conversation: Conversation): void {
     conversation.holds--;
     if (conversation.holds > 0) return;
-    if (this.#live.delete(conversation.key)) {
-      this.#live.set(conversation.key, conversation); // used until now: the most recent
-    }
-    this.#armIdle(conversation);
+    this.#slots.touch(conversation); // used until now: the most recent
+    this.#slots.armIdle(conversation);
     this.#line.wake();
-  }
-
-  #armIdle(conversation: Conversation): void {
-    const live = conversation.state;
-    if (live.phase !== "live") return;
-    disarmIdle(live);
-    if (this.#settings.idleMs === Infinity || this.#closed) return;
-    live.idleTimer = setTimeout(() => {
-      live.idleTimer = undefined;
-      if (conversation.holds > 0 || conversation.state !== live) return;
-      if (idle(live.session)) void this.#hibernate(conversation, live, "idle");
-      else this.#armIdle(conversation); // a turn or a permission still runs: look again later
-    }, this.#settings.idleMs);
-  }
-
-  /* Leaves the live state for hibernated: the idle timer stops, the slot is freed. */
-  #rest(conversation: Conversation, live: Live): string | undefined {
-    disarmIdle(live);
-    const sessionId = sessionIdOf(live);
-    conversation.state = { phase: "hibernated", sessionId };
-    this.#live.delete(conversation.key);
-    return sessionId;
-  }
-
-  /* Closes a conversation's process, keeping its session id; resolves once it has gone. */
-  #hibernate(
-    conversation: Conversation,
-    live: Live,
-    reason: "idle" | "evicted",
-    report = true,
-  ): Promise<unknown> {
-    const sessionId = this.#rest(conversation, live);
-    const closing = live.session.close().catch(() => {}).finally(() => {
-      this.#closingProcesses.delete(closing);
-      this.#line.wake();
-    });
-    this.#closingProcesses.add(closing);
-    if (report) {
-      this.#counts.hibernations++;
-      if (reason === "evicted") this.#counts.evictions++;
-      this.#publish({ type: "hibernated", key: conversation.key, sessionId, reason });
-    }
-    return closing;
   }
 
   /* Starts a process for a resting conversation; it is `starting` until the start ends. */
@@ -454,10 +383,11 @@ export class SessionPool implements AsyncDisposable {
         await session.close();
         throw closedError();
       }
-      this.#adopt(conversation, session, sessionId);
+      this.#keys.set(session, key);
+      this.#slots.adopt(conversation, session, sessionId);
       this.#shelf.holdForFirstTurn(session);
-      this.#handouts[via]++;
-      this.#publish({
+      this.#report.handedOut(via);
+      this.#report.publish({
         type: "started",
         key,
         via,
@@ -466,8 +396,8 @@ export class SessionPool implements AsyncDisposable {
       });
       return session;
     } catch (error) {
-      this.#counts.failures++;
-      this.#publish({
+      this.#report.count("failures");
+      this.#report.publish({
         type: "start_failed",
         key: conversation.key,
         error: error instanceof Error ? error : new Error(String(error)),
@@ -481,46 +411,10 @@ export class SessionPool implements AsyncDisposable {
     }
   }
 
-  #adopt(conversation: Conversation, session: DuplexSession, known: string | undefined): void {
-    const live: Live = {
-      phase: "live",
-      session,
-      sessionId: session.sessionId ?? known,
-      idleTimer: undefined,
-    };
-    conversation.state = live;
-    this.#keys.set(session, conversation.key);
-    this.#live.set(conversation.key, conversation);
-    if (conversation.holds === 0) this.#armIdle(conversation);
-    void session.waitForExit().then((status) => {
-      if (conversation.state !== live) return; // hibernated by the pool
-      const sessionId = this.#rest(conversation, live);
-      if (!this.#closed) {
-        this.#counts.crashes++;
-        this.#publish({
-          type: "crashed",
-          key: conversation.key,
-          sessionId,
-          exit: status.state === "running" ? undefined : status.exit,
-        });
-      }
-      this.#line.wake();
-    });
-  }
-
-  #publish(event: PoolEvent): void {
-    this.#broadcast.publish(event);
-    try {
-      this.#options.onEvent?.(event);
-    } catch {
-      // A throwing listener must not break the pool.
-    }
-  }
-
   async #shutDown(): Promise<void> {
     this.#line.wake(); // waiting acquires see the pool closed and reject with `closed`
     this.#stopping.abort(closedError()); // starts and claims in progress stop now
-    const ending: Promise<unknown>[] = [this.#shelf.close(), ...this.#closingProcesses];
+    const ending: Promise<unknown>[] = [this.#shelf.close(), ...this.#slots.closing];
     for (const { state } of this.#conversations.values()) {
       disarmIdle(state);
       if (state.phase === "live") ending.push(state.session.close());
@@ -528,8 +422,8 @@ export class SessionPool implements AsyncDisposable {
     }
     await Promise.allSettled(ending);
     await this.#launcher.removeParkFolder();
-    this.#publish({ type: "closed" });
-    this.#broadcast.close();
+    this.#report.publish({ type: "closed" });
+    this.#report.close();
   }
 }
 
