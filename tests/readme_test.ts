@@ -12,7 +12,9 @@
  *   8i", "rows 1 to 7b", a table's `row` column) names rows that exist in
  *   BENCHMARKS.md, and a paragraph, list item or table row holding a ratio
  *   (`1.23x`) or a µs figure cites one, or says it is "not a row of
- *   BENCHMARKS.md yet".
+ *   BENCHMARKS.md yet";
+ * - docs/architecture.md names every entry of deno.json and every folder of
+ *   `src/`, `adapters/`, `adapters/subprocess/` and `stores/`.
  */
 import assert from "node:assert/strict";
 
@@ -273,4 +275,24 @@ Deno.test("every BENCHMARKS.md row the pages cite exists, and every ratio cites 
     `rows cited that BENCHMARKS.md does not have:\n${unknown.join("\n")}`,
   );
   assert.deepEqual(uncited, [], `figures that cite no row:\n${uncited.join("\n")}`);
+});
+
+Deno.test("docs/architecture.md names every entry and every source folder", {
+  permissions: { read: ["."] },
+}, async () => {
+  const text = await Deno.readTextFile(new URL("docs/architecture.md", root));
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", root)));
+  const missing: string[] = [];
+  for (const entry of Object.keys(config.exports)) {
+    const name = entry === "." ? "@duplex/claude" : `@duplex/claude/${entry.slice(2)}`;
+    if (!text.includes(`\`${name}\``)) missing.push(name);
+  }
+  const folders = ["tests/", "examples/", ".ci/"];
+  for (const parent of ["src/", "adapters/", "stores/", "adapters/subprocess/"]) {
+    for await (const entry of Deno.readDir(new URL(parent, root))) {
+      if (entry.isDirectory) folders.push(`${parent}${entry.name}/`);
+    }
+  }
+  for (const folder of folders) if (!text.includes(`\`${folder}\``)) missing.push(folder);
+  assert.deepEqual(missing, [], `not in docs/architecture.md: ${missing.join(", ")}`);
 });
