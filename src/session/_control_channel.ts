@@ -5,8 +5,7 @@ import { checkMs, deadline } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { ControlResponseFrame } from "../protocol/control.ts";
 import type { ControlRequestOptions } from "./session_options.ts";
-import { NO_SPAN } from "../telemetry/_telemetry.ts";
-import { type Observer, unobserved } from "./_observer.ts";
+import { SessionTelemetry } from "./_session_telemetry.ts";
 
 interface Pending {
   readonly subtype: string;
@@ -20,7 +19,7 @@ export class ControlChannel {
   readonly #pending = new Map<string, Pending>();
   readonly #write: ControlWriter;
   readonly #defaultTimeoutMs: number;
-  readonly #observer: Observer;
+  readonly #telemetry: SessionTelemetry;
   readonly #prefix = `req_${Math.random().toString(36).slice(2, 8)}_`;
   #counter = 0;
   #failure: DuplexError | undefined;
@@ -28,12 +27,16 @@ export class ControlChannel {
   /**
    * @param write Writes a frame to the CLI.
    * @param defaultTimeoutMs A checked duration: how long a request waits by default.
-   * @param observer Where requests report (spans, metrics, stats).
+   * @param telemetry Where requests report (spans, metrics, stats).
    */
-  constructor(write: ControlWriter, defaultTimeoutMs: number, observer: Observer = unobserved()) {
+  constructor(
+    write: ControlWriter,
+    defaultTimeoutMs: number,
+    telemetry: SessionTelemetry = new SessionTelemetry(),
+  ) {
     this.#write = write;
     this.#defaultTimeoutMs = defaultTimeoutMs;
-    this.#observer = observer;
+    this.#telemetry = telemetry;
   }
 
   get pendingCount(): number {
@@ -73,33 +76,22 @@ export class ControlChannel {
       this.#write({ type: "control_cancel_request", request_id: requestId }).catch(() => {});
       entry.reject(limit.signal.reason);
     };
-    const { telemetry, stats, session } = this.#observer;
-    const span = telemetry.tracing
-      ? telemetry.span(`claude.control ${subtype}`, {
-        "claude.control.subtype": subtype,
-        "claude.control.request_id": requestId,
-      }, session)
-      : NO_SPAN;
-    telemetry.count("claude.control.pending", 1);
+    const telemetry = this.#telemetry;
+    const span = telemetry.controlStarted(subtype, requestId);
     const entry: Pending = {
       subtype,
       resolve: (value) => {
         done();
-        span.ok();
-        span.end();
+        telemetry.controlAnswered(span);
         resolve(value);
       },
       reject: (error) => {
         done();
-        const kind = stats.error(error);
-        if (telemetry.tracing) span.set({ "error.type": kind });
-        span.fail(error);
-        span.end();
+        telemetry.controlFailed(span, error);
         reject(error);
       },
     };
     function done(): void {
-      telemetry.count("claude.control.pending", -1);
       limit[Symbol.dispose]();
       limit.signal.removeEventListener("abort", onAbort);
     }

@@ -7,7 +7,7 @@
  * withdraws it.
  */
 
-import { type HookCallback, registerHooks } from "../hooks/hooks.ts";
+import type { HookCallback, HookRegistry } from "../hooks/hooks.ts";
 import type { SdkMcpServer } from "../mcp/mcp_server.ts";
 import { answerMcpMessage } from "../mcp/sdk_mcp_wiring.ts";
 import type { ControlRequestBody } from "../protocol/control.ts";
@@ -18,15 +18,16 @@ import { denyAll, PermissionBroker } from "./_permission_broker.ts";
 import { elicitationFrom, elicitationPayload } from "./elicitation.ts";
 import type { SessionEvent } from "./events.ts";
 import type { DuplexSessionOptions } from "./session_options.ts";
-import type { Observer } from "./_observer.ts";
-import type { Attributes } from "../telemetry/telemetry_options.ts";
+import type { SessionTelemetry } from "./_session_telemetry.ts";
 
 type Route = (requestId: string, request: ControlRequestBody) => void;
 
 export interface ControlRouterContext {
   write(frame: Record<string, unknown>): Promise<void>;
   publish(event: SessionEvent): void;
-  readonly observer: Observer;
+  /** The hooks, checked and registered (`checkOptions`). */
+  readonly hooks: HookRegistry;
+  readonly telemetry: SessionTelemetry;
 }
 
 export class ControlRouter {
@@ -39,22 +40,21 @@ export class ControlRouter {
   readonly #routes: ReadonlyMap<string, Route>;
   readonly #hookCallbacks: ReadonlyMap<string, HookCallback>;
   readonly #options: DuplexSessionOptions;
-  readonly #observer: Observer;
+  readonly #telemetry: SessionTelemetry;
 
   constructor(options: DuplexSessionOptions, context: ControlRouterContext) {
     this.#options = options;
-    this.#observer = context.observer;
+    this.#telemetry = context.telemetry;
     this.#registry = new InboundRegistry(context.write);
     this.permissions = new PermissionBroker({
       registry: this.#registry,
       handler: options.onPermission ?? denyAll,
       publish: context.publish,
       timeoutMs: options.permissionTimeoutMs,
-      observer: context.observer,
+      telemetry: context.telemetry,
     });
-    const hooks = registerHooks(options.hooks ?? {});
-    this.hooks = hooks.initialize;
-    this.#hookCallbacks = hooks.callbacks;
+    this.hooks = context.hooks.initialize;
+    this.#hookCallbacks = context.hooks.callbacks;
     this.#routes = new Map<string, Route>([
       [
         "can_use_tool",
@@ -112,17 +112,11 @@ export class ControlRouter {
       }
       return output;
     };
-    if (!this.#observer.telemetry.tracing) {
-      this.#registry.serve(requestId, request.subtype, handler);
-      return;
-    }
-    const event = isRecord(request.input) && typeof request.input.hook_event_name === "string"
-      ? request.input.hook_event_name
-      : "unknown";
-    this.#traced(requestId, request.subtype, `claude.hook ${event}`, {
-      "claude.hook.event": event,
-      "claude.hook.callback_id": id,
-    }, handler);
+    this.#registry.serve(
+      requestId,
+      request.subtype,
+      this.#telemetry.traceHook(request.input, id, handler),
+    );
   }
 
   #mcp(requestId: string, request: ControlRequestBody): void {
@@ -135,50 +129,11 @@ export class ControlRouter {
     const handler = async (signal: AbortSignal) => ({
       ...await answerMcpMessage(servers, message, signal),
     });
-    const rpc = isRecord(request.message) ? request.message : {};
-    if (rpc.method !== "tools/call" || !this.#observer.telemetry.tracing) {
-      this.#registry.serve(requestId, request.subtype, handler);
-      return;
-    }
-    const params = isRecord(rpc.params) ? rpc.params : {};
-    const tool = typeof params.name === "string" ? params.name : "unknown";
-    this.#traced(requestId, request.subtype, `execute_tool ${tool}`, {
-      "gen_ai.operation.name": "execute_tool",
-      "gen_ai.tool.name": tool,
-      "gen_ai.tool.type": "extension",
-      "claude.mcp.server": message.server_name,
-    }, handler);
-  }
-
-  /* Serves a request inside a span that is a child of the running turn (callers check tracing). */
-  #traced(
-    requestId: string,
-    subtype: string,
-    name: string,
-    attributes: Attributes,
-    handler: (signal: AbortSignal) => Promise<Record<string, unknown>>,
-  ): void {
-    const { telemetry, turn } = this.#observer;
-    const span = telemetry.span(name, attributes, turn());
-    this.#registry.serve(requestId, subtype, async (signal) => {
-      try {
-        const reply = await handler(signal);
-        const error = isRecord(reply.mcp_response) && isRecord(reply.mcp_response.error)
-          ? reply.mcp_response.error.message
-          : isRecord(reply.mcp_response) && isRecord(reply.mcp_response.result) &&
-              reply.mcp_response.result.isError === true
-          ? "the tool returned an error"
-          : undefined;
-        if (error !== undefined) span.fail(String(error));
-        else span.ok();
-        return reply;
-      } catch (error) {
-        span.fail(error);
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+    this.#registry.serve(
+      requestId,
+      request.subtype,
+      this.#telemetry.traceTool(message.server_name, request.message, handler),
+    );
   }
 
   #elicitation(requestId: string, request: ControlRequestBody): void {

@@ -2,29 +2,27 @@
 /* Where each frame the CLI writes goes: the control protocol's to its parts, the rest to subscribers. */
 
 import { classifyFrame, isSystemInit } from "../protocol/guards.ts";
-import type { ControlRequestBody, ControlResponseFrame } from "../protocol/control.ts";
-import type { CommandLifecycleFrame, ResultFrame, SystemInitFrame } from "../protocol/messages.ts";
-import type { TranscriptMirrorFrame } from "../protocol/status_frames.ts";
+import type { ControlChannel } from "./_control_channel.ts";
+import type { ControlRouter } from "./_control_router.ts";
+import type { TranscriptMirror } from "./_mirror.ts";
+import type { SessionTelemetry } from "./_session_telemetry.ts";
+import type { TurnTracker } from "./_turn_tracker.ts";
 import type { SessionEvent } from "./events.ts";
 
 /** The parts a frame can go to. */
-export interface FrameRoutes {
-  /** A request of the CLI's (to the control router). */
-  request(requestId: string, body: ControlRequestBody): void;
-  /** An answer to a request of ours; false when nobody waits for it. */
-  response(frame: ControlResponseFrame): boolean;
-  /** The CLI withdrew one of its requests. */
-  cancel(requestId: string): void;
-  /** A request of the CLI's that cannot be read: answer it with an error. */
-  refuse(requestId: string): void;
-  /** `system/init`: the session id and model. */
-  init(frame: SystemInitFrame): void;
-  /** A turn's result (after it was published). */
-  result(frame: ResultFrame): void;
-  /** A line's lifecycle (after it was published). */
-  lifecycle(frame: CommandLifecycleFrame): void;
-  /** A `transcript_mirror` frame: true when a mirror took it (it is then not published). */
-  mirror(frame: TranscriptMirrorFrame): boolean;
+export interface FrameParts {
+  /** Serves the CLI's requests (and their withdrawals). */
+  readonly requests: ControlRouter;
+  /** Settles the answers to our requests. */
+  readonly control: ControlChannel;
+  /** Takes results and lines' lifecycles. */
+  readonly turns: TurnTracker;
+  /** Takes `transcript_mirror` frames (they are then not published), when the transport mirrors. */
+  readonly mirror: TranscriptMirror | undefined;
+  /** Notes the session's identity from `system/init`. */
+  readonly telemetry: SessionTelemetry;
+  /** `system/init`: the session id. */
+  identified(sessionId: string): void;
   /** Delivers an event to subscribers. */
   publish(event: SessionEvent): void;
 }
@@ -33,17 +31,17 @@ export interface FrameRoutes {
  * Routes one parsed line.
  *
  * @param raw The JSON object the decoder read.
- * @param routes Where frames go.
+ * @param parts Where frames go.
  */
-export function routeFrame(raw: Record<string, unknown>, routes: FrameRoutes): void {
+export function routeFrame(raw: Record<string, unknown>, parts: FrameParts): void {
   const frame = classifyFrame(raw);
   switch (frame.type) {
     case "control_request":
-      routes.request(frame.request_id, frame.request);
+      parts.requests.handle(frame.request_id, frame.request);
       return;
     case "control_response":
-      if (!routes.response(frame)) {
-        routes.publish({
+      if (!parts.control.settle(frame)) {
+        parts.publish({
           type: "diagnostic",
           kind: "stray_control_response",
           message:
@@ -52,29 +50,36 @@ export function routeFrame(raw: Record<string, unknown>, routes: FrameRoutes): v
       }
       return;
     case "control_cancel_request":
-      routes.cancel(frame.request_id);
+      parts.requests.cancel(frame.request_id);
       return;
     case "keep_alive":
       return;
     case "system":
-      if (isSystemInit(frame)) routes.init(frame);
+      if (isSystemInit(frame)) {
+        parts.identified(frame.session_id);
+        parts.telemetry.identified(frame);
+      }
       break;
     case "result":
-      routes.publish(frame);
-      routes.result(frame);
+      parts.publish(frame);
+      parts.mirror?.flushAll();
+      parts.turns.onResult(frame);
       return;
     case "transcript_mirror":
-      if (routes.mirror(frame)) return;
+      if (parts.mirror) {
+        parts.mirror.take(frame);
+        return;
+      }
       break;
     case "command_lifecycle":
-      routes.publish(frame);
-      routes.lifecycle(frame);
+      parts.publish(frame);
+      parts.turns.onLifecycle(frame);
       return;
     case "unknown":
       if (frame.frameType === "control_request" && typeof frame.frame.request_id === "string") {
-        routes.refuse(frame.frame.request_id); // unreadable, yet answered
+        parts.requests.refuse(frame.frame.request_id); // unreadable, yet answered
       }
       break;
   }
-  routes.publish(frame);
+  parts.publish(frame);
 }

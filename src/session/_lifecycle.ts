@@ -1,7 +1,8 @@
 // This module is browser compatible.
 /*
  * The session's one lifecycle state, and the pure rules of how it ends.
- * `alive`, `state` and `exitStatus` are all derived from it.
+ * `alive`, `state`, `exitStatus` and whether it takes work are all derived
+ * from it.
  */
 
 import { describeExit, DuplexError, type TransportExit } from "../errors.ts";
@@ -37,6 +38,27 @@ const RUNNING: ExitStatus = Object.freeze({ state: "running" });
 export function stateOf(lifecycle: Lifecycle): SessionState {
   if (lifecycle.phase !== "ended") return lifecycle.phase;
   return lifecycle.status.state === "completed" ? "closed" : "failed";
+}
+
+/**
+ * Checks that a session in this lifecycle takes work.
+ *
+ * @param lifecycle The lifecycle.
+ * @param what What the caller wanted, for the message ("send a turn").
+ * @throws The failure of a session closing because it failed; the error of
+ *   a session that ended failed; else a `closed` DuplexError.
+ */
+export function assertUsable(lifecycle: Lifecycle, what: string): void {
+  if (lifecycle.phase === "ready") return;
+  if (lifecycle.phase === "closing" && lifecycle.failure) throw lifecycle.failure;
+  if (lifecycle.phase === "ended" && lifecycle.status.state === "failed") {
+    throw lifecycle.status.error;
+  }
+  throw new DuplexError(
+    "closed",
+    `Cannot ${what}: the session is ${stateOf(lifecycle)}; start a new session`,
+    lifecycle.phase === "ended" ? { exit: lifecycle.status.exit } : {},
+  );
 }
 
 /**

@@ -115,6 +115,16 @@ export function setServersField(servers: SplitServers): Record<string, unknown> 
   return field;
 }
 
+/**
+ * The whole set a session sets before its first turn, when it has external
+ * servers (they go over the control channel, not argv); else undefined.
+ */
+export function startupServers(servers: SplitServers): McpServers | undefined {
+  if (Object.keys(servers.external).length === 0) return undefined;
+  const inProcess = Object.fromEntries(servers.inProcess.map((server) => [server.name, server]));
+  return { ...inProcess, ...servers.external };
+}
+
 /** Reads the CLI's reply to `mcp_set_servers`. */
 export function readSetServersResult(reply: Record<string, unknown>): McpSetServersResult {
   const list = (value: unknown): string[] =>

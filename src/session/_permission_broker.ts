@@ -18,8 +18,8 @@ import {
 import type { CanUseToolRequest } from "../protocol/control.ts";
 import type { PermissionResolvedEvent, SessionEvent } from "./events.ts";
 import type { DropSource, InboundEntry, InboundRegistry } from "./_inbound_registry.ts";
-import { NO_SPAN, type SpanHandle } from "../telemetry/_telemetry.ts";
-import type { Observer } from "./_observer.ts";
+import type { SpanHandle } from "../telemetry/_telemetry.ts";
+import type { SessionTelemetry } from "./_session_telemetry.ts";
 import type { PermissionOutcome } from "./_stats.ts";
 
 type Source = PermissionResolvedEvent["source"];
@@ -39,7 +39,7 @@ export interface PermissionBrokerOptions {
   readonly publish: (event: SessionEvent) => void;
   /** A checked duration, or undefined: requests wait for ever. */
   readonly timeoutMs: number | undefined;
-  readonly observer: Observer;
+  readonly telemetry: SessionTelemetry;
 }
 
 /** The message the default handler denies with. */
@@ -69,7 +69,7 @@ export class PermissionBroker {
       data: (signal) => ({
         request: permissionRequestFrom(requestId, body, signal),
         deferred: false,
-        span: this.#span(requestId, body),
+        span: this.#options.telemetry.permissionStarted(requestId, body),
       }),
       timeoutMs,
       onTimeout: (entry) =>
@@ -126,7 +126,7 @@ export class PermissionBroker {
     }
     if (check.decision.behavior === "defer") {
       entry.data.deferred = true;
-      entry.data.span.event("deferred");
+      this.#options.telemetry.permissionDeferred(entry.data.span);
       return;
     }
     this.#settle(entry, check.decision, "handler");
@@ -179,28 +179,9 @@ export class PermissionBroker {
     });
   }
 
-  #span(requestId: string, body: CanUseToolRequest): SpanHandle {
-    const { telemetry, turn } = this.#options.observer;
-    if (!telemetry.tracing) return NO_SPAN;
-    return telemetry.span(`claude.permission ${body.tool_name}`, {
-      "gen_ai.tool.name": body.tool_name,
-      "gen_ai.tool.call.id": typeof body.tool_use_id === "string" ? body.tool_use_id : undefined,
-      "claude.permission.request_id": requestId,
-    }, turn());
-  }
-
   /* How the wait ended, to its span, the metrics and the stats. */
   #ended(permission: Permission, decision: PermissionOutcome, source: Source): void {
-    const { stats, telemetry } = this.#options.observer;
-    stats.permission(decision);
-    if (!telemetry.tracing) return;
-    permission.span.set({
-      "claude.permission.decision": decision,
-      "claude.permission.source": source,
-      "claude.permission.deferred": permission.deferred,
-    });
-    permission.span.ok();
-    permission.span.end();
+    this.#options.telemetry.permissionEnded(permission.span, decision, source, permission.deferred);
   }
 
   #pending(entry: InboundEntry<Permission>): boolean {

@@ -3,8 +3,7 @@
 
 import { checkMs } from "../_deadline.ts";
 import { checkTelemetry } from "../telemetry/_check_telemetry.ts";
-import { type HookEvent, registerHooks } from "../hooks/hooks.ts";
-import type { SdkMcpServer } from "../mcp/mcp_server.ts";
+import { type HookRegistry, registerHooks } from "../hooks/hooks.ts";
 import { type SplitServers, splitServers } from "./_mcp_servers.ts";
 import { initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
 import type { UserContent } from "../protocol/content.ts";
@@ -20,11 +19,12 @@ import {
 /** The fields of `initialize` the options ask for, or `undefined` when none is needed. */
 export function initializeFields(
   options: DuplexSessionOptions,
-  hooks: Record<string, unknown>,
-  inProcess: readonly SdkMcpServer[],
+  settings: SessionSettings,
   fromTransport: Readonly<Record<string, unknown>> = {},
 ): Record<string, unknown> | undefined {
   const fields: Record<string, unknown> = { ...fromTransport };
+  const hooks = settings.hooks.initialize;
+  const inProcess = settings.mcp.inProcess;
   if (Object.keys(hooks).length > 0) fields.hooks = hooks;
   Object.assign(fields, systemPromptFields(options.systemPrompt));
   if (options.appendSystemPrompt !== undefined) {
@@ -70,8 +70,12 @@ export interface SessionSettings {
   readonly queue: boolean;
   readonly verbatimPrompts: boolean;
   readonly mcp: SplitServers;
-  /** The hook events that ask for `onFailure: "block"`: user lines wait for `initialize` to confirm. */
-  readonly blockingHooks: readonly HookEvent[];
+  /**
+   * The hooks, registered once: their `initialize` field, their callbacks by
+   * id, and the events that ask for `onFailure: "block"` (user lines wait for
+   * `initialize` to confirm those).
+   */
+  readonly hooks: HookRegistry;
 }
 
 /** Validates start options before any transport opens, and resolves their defaults. */
@@ -94,7 +98,7 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
   if (onUnresponsive !== "close" && onUnresponsive !== "keep") {
     throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
   }
-  const blockingHooks = options.hooks === undefined ? [] : registerHooks(options.hooks).blocking; // throws a TypeError naming the bad entry
+  const hooks = registerHooks(options.hooks === undefined ? {} : options.hooks); // throws a TypeError naming the bad entry
   const mcp = splitServers(options.mcpServers); // throws a TypeError naming the bad server
   const promptFields = systemPromptFields(options.systemPrompt); // a TypeError for a bad shape
   if (promptFields.appendSystemPrompt !== undefined && options.appendSystemPrompt !== undefined) {
@@ -123,7 +127,7 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
     queue: options.queue === true,
     verbatimPrompts: options.verbatimPrompts === true,
     mcp,
-    blockingHooks,
+    hooks,
   };
 }
 

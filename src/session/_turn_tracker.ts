@@ -18,13 +18,11 @@
  */
 
 import { deadline } from "../_deadline.ts";
-import { messageOf } from "../_values.ts";
 import { DuplexError } from "../errors.ts";
 import type { CommandLifecycleFrame, ResultFrame } from "../protocol/messages.ts";
 import { NO_SPAN, type SpanHandle } from "../telemetry/_telemetry.ts";
 import { AbortLadder, type LadderHost, type LadderOptions } from "./_abort_ladder.ts";
-import type { Observer } from "./_observer.ts";
-import { reportTurn } from "./_turn_report.ts";
+import type { SessionTelemetry, TurnTrace } from "./_session_telemetry.ts";
 import type { SessionEvent } from "./events.ts";
 import { type PreviousTotals, readTurnResult, type Turn } from "./turn.ts";
 
@@ -35,7 +33,7 @@ export interface TrackerHost extends LadderHost {
   /** Withdraws a queued line (`cancel_async_message`); true when the CLI cancelled it. */
   cancelQueued(uuid: string): Promise<boolean>;
   /** Where turns report: their spans, metrics and stats. */
-  readonly observer: Observer;
+  readonly telemetry: SessionTelemetry;
 }
 
 /** The tracker's settings. */
@@ -76,10 +74,8 @@ interface TrackedTurn extends TurnHandle {
    * AbortController per turn is a measurable part of a turn's cost).
    */
   done: AbortController | undefined;
-  /** The turn's span (`NO_SPAN` without telemetry). */
-  readonly span: SpanHandle;
-  /** When `send` wrote it (`performance.now()`), for the duration metric. */
-  readonly startedAt: number;
+  /** The turn's span and start (a shared no-op without telemetry). */
+  readonly trace: TurnTrace;
   phase: "waiting" | "running" | "aborting" | "settled";
   abortReason: unknown;
 }
@@ -112,7 +108,7 @@ export class TurnTracker {
 
   /** The span of the turn running now (`NO_SPAN` when none runs). */
   get runningSpan(): SpanHandle {
-    return this.#running()?.span ?? NO_SPAN;
+    return this.#running()?.trace.span ?? NO_SPAN;
   }
 
   /** The events the running turn has collected so far. */
@@ -148,16 +144,6 @@ export class TurnTracker {
     }
     const ahead = this.#turns.size;
     const { promise, resolve, reject } = Promise.withResolvers<Turn>();
-    const { telemetry, session } = this.#host.observer;
-    const span = telemetry.tracing
-      ? telemetry.span("invoke_agent claude", {
-        "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.provider.name": "anthropic",
-        "gen_ai.agent.name": "claude",
-        "claude.turn.uuid": spec.uuid,
-        "claude.turn.queued": ahead > 0,
-      }, session)
-      : NO_SPAN;
     const turn: TrackedTurn = {
       uuid: spec.uuid,
       promise,
@@ -167,8 +153,7 @@ export class TurnTracker {
       resolve,
       reject,
       done: undefined,
-      span,
-      startedAt: telemetry.on ? performance.now() : 0,
+      trace: this.#host.telemetry.turnStarted(spec.uuid, ahead > 0),
       phase: ahead === 0 ? "running" : "waiting",
       abortReason: undefined,
     };
@@ -328,7 +313,7 @@ export class TurnTracker {
     if (turn.phase !== "running") return;
     turn.phase = "aborting";
     turn.abortReason = reason;
-    turn.span.event("interrupt", { "claude.interrupt.reason": messageOf(reason) });
+    this.#host.telemetry.turnInterrupted(turn.trace, reason);
     this.#ladder.climb(reason, this.#doneSignal(turn), () => this.#settle(turn, { error: reason }));
   }
 
@@ -338,7 +323,7 @@ export class TurnTracker {
     turn.phase = "settled";
     this.#turns.delete(turn.uuid);
     turn.done?.abort(SETTLED);
-    reportTurn(this.#host.observer, turn, aborted ? { aborted: turn.abortReason } : outcome);
+    this.#host.telemetry.turnEnded(turn.trace, aborted ? { aborted: turn.abortReason } : outcome);
     // An aborted turn rejects with the abort's reason, even if its result came in the grace.
     if (aborted) turn.reject(turn.abortReason);
     else if ("turn" in outcome) turn.resolve(outcome.turn);

@@ -16,30 +16,27 @@
  * @module
  */
 
-import { abortable, checkMs, deadline } from "../_deadline.ts";
-import { messageOf } from "../_values.ts";
+import { checkMs } from "../_deadline.ts";
 import { encodeLine } from "../codec/ndjson_encode_stream.ts";
-import { DuplexError, type TransportExit } from "../errors.ts";
 import type { FinalPermissionDecision, PermissionRequest } from "../permissions/permission.ts";
 import type { UserContent } from "../protocol/content.ts";
 import type { ControlRequestMap, ControlSubtype } from "../protocol/control_requests.ts";
-import type { SystemInitFrame } from "../protocol/messages.ts";
 import { Broadcast } from "../subscriptions/_broadcast.ts";
 import type { Subscription } from "../subscriptions/subscription.ts";
+import type { SessionStats } from "../telemetry/telemetry_options.ts";
 import type { Transport, TransportInfo } from "../transport/transport.ts";
 import { ControlChannel } from "./_control_channel.ts";
 import { ControlRouter } from "./_control_router.ts";
-import { endingOf, exitStatusOf, type Lifecycle, READY, stateOf } from "./_lifecycle.ts";
-import { readSetServersResult, setServersField, splitServers } from "./_mcp_servers.ts";
-import type { McpServers, McpSetServersResult } from "./mcp_servers.ts";
+import { type FrameParts, routeFrame } from "./_frame_router.ts";
+import { exitStatusOf, stateOf } from "./_lifecycle.ts";
+import {
+  readSetServersResult,
+  setServersField,
+  splitServers,
+  startupServers,
+} from "./_mcp_servers.ts";
+import { TranscriptMirror } from "./_mirror.ts";
 import { ReadPump } from "./_read_pump.ts";
-import { type FrameRoutes, routeFrame } from "./_frame_router.ts";
-import { SessionControls } from "./session_controls.ts";
-import { NO_SPAN, type SpanHandle, Telemetry, TELEMETRY_OFF } from "../telemetry/_telemetry.ts";
-import type { SessionStats } from "../telemetry/telemetry_options.ts";
-import { VERSION } from "../version.ts";
-import type { Observer } from "./_observer.ts";
-import { Stats } from "./_stats.ts";
 import {
   checkOptions,
   checkSendOptions,
@@ -48,11 +45,10 @@ import {
   toContentBlocks,
   userLine,
 } from "./_session_input.ts";
+import { SessionTelemetry } from "./_session_telemetry.ts";
+import { SessionEnd } from "./_session_end.ts";
+import { openTransport, Startup } from "./_startup.ts";
 import { TurnTracker } from "./_turn_tracker.ts";
-import { PromptHold } from "./_prompt_hold.ts";
-import type { ExitStatus, SessionEvent, SessionState } from "./events.ts";
-import { readSessionInfo, type SessionInfo } from "./session_info.ts";
-import { TranscriptMirror } from "./_mirror.ts";
 import {
   claimFailure,
   claimFields,
@@ -60,6 +56,10 @@ import {
   type ClaimResult,
   readClaim,
 } from "./claim.ts";
+import type { ExitStatus, SessionEvent, SessionState } from "./events.ts";
+import type { McpServers, McpSetServersResult } from "./mcp_servers.ts";
+import { SessionControls } from "./session_controls.ts";
+import type { SessionInfo } from "./session_info.ts";
 import type {
   ControlRequestOptions,
   DuplexSessionOptions,
@@ -98,27 +98,14 @@ const START = Symbol("DuplexSession.start");
 export class DuplexSession extends SessionControls implements AsyncDisposable {
   readonly #transport: Transport;
   readonly #settings: SessionSettings;
-  readonly #signal: AbortSignal | undefined;
-  readonly #stats: Stats;
-  readonly #observer: Observer;
-  readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent, () => this.#stats.lagged());
+  readonly #telemetry: SessionTelemetry;
+  readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent, () => this.#telemetry.lagged());
   readonly #control: ControlChannel;
   readonly #router: ControlRouter;
   readonly #turns: TurnTracker;
-  readonly #pump: ReadPump;
-  readonly #exit = Promise.withResolvers<ExitStatus>();
-  #mirror: TranscriptMirror | undefined;
-  #lifecycle: Lifecycle = READY;
-  #closing: Promise<ExitStatus> | undefined;
+  readonly #end: SessionEnd;
+  readonly #startup: Startup;
   #sessionId: string | undefined;
-  #info: SessionInfo | undefined;
-  #initialized: Promise<SessionInfo | undefined> = Promise.resolve(undefined);
-  #initFailure: { error: unknown; reported: boolean } | undefined;
-  /** Resolves once what the first turn must wait for is done (external MCP servers). */
-  #gate: Promise<void> | undefined;
-  /** Holds user lines until `initialize` confirms the hooks that ask for `"block"` (when any do). */
-  #hold: PromptHold | undefined;
-  readonly #onOwnerAbort = (): void => void this.close();
 
   /**
    * Opens the transport and starts reading from it.
@@ -132,30 +119,13 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   static async start(options: DuplexSessionOptions): Promise<DuplexSession> {
     options?.signal?.throwIfAborted();
     const settings = checkOptions(options);
-    const { signal } = options;
-    const telemetry = options.telemetry ? new Telemetry(options.telemetry, VERSION) : TELEMETRY_OFF;
-    const span = telemetry.root("claude.session", { "gen_ai.provider.name": "anthropic" });
-    telemetry.count("claude.sessions");
-    let transport: Transport;
+    const telemetry = SessionTelemetry.open(options.telemetry);
+    const transport = await openTransport(options, telemetry);
     try {
-      const traceContext = span.traceContext();
-      transport = typeof options.transport === "function"
-        ? await options.transport({
-          signal: signal ?? new AbortController().signal,
-          ...(traceContext ? { traceContext } : {}),
-        })
-        : options.transport;
+      options.signal?.throwIfAborted();
+      return new DuplexSession(START, transport, options, settings, telemetry);
     } catch (error) {
-      span.fail(error);
-      span.end();
-      throw error;
-    }
-    try {
-      signal?.throwIfAborted();
-      return new DuplexSession(START, transport, options, settings, { telemetry, span });
-    } catch (error) {
-      span.fail(error);
-      span.end();
+      telemetry.startFailed(error);
       await transport.close().catch(() => {}); // never leave a transport open behind a throw
       throw error;
     }
@@ -168,14 +138,14 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * @param transport An open transport.
    * @param options The session options.
    * @param settings The options, checked.
-   * @param observed The session's telemetry and span.
+   * @param telemetry The session's telemetry (its span started).
    */
   constructor(
     token: typeof START,
     transport: Transport,
     options: DuplexSessionOptions,
     settings: SessionSettings,
-    observed: { telemetry: Telemetry; span: SpanHandle },
+    telemetry: SessionTelemetry,
   ) {
     super();
     if (token !== START) {
@@ -183,30 +153,14 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     }
     this.#transport = transport;
     this.#settings = settings;
-    this.#stats = new Stats(observed.telemetry);
-    const observer: Observer = {
-      telemetry: observed.telemetry,
-      stats: this.#stats,
-      session: observed.span,
-      turn: () => {
-        const span = this.#turns.runningSpan;
-        return span === NO_SPAN ? observed.span : span;
-      },
-    };
-    this.#observer = observer;
-    if (observed.telemetry.tracing) {
-      observed.span.set({
-        "claude.transport": transport.info.kind,
-        "claude.transport.description": transport.info.description,
-        "process.pid": transport.info.pid,
-      });
-    }
+    this.#telemetry = telemetry;
+    telemetry.transportOpened(transport.info);
     const write = (frame: Record<string, unknown>): Promise<void> => this.#write(frame);
     const publish = (event: SessionEvent): void => this.#publish(event);
-    this.#control = new ControlChannel(write, settings.controlTimeoutMs, observer);
-    this.#router = new ControlRouter(options, { write, publish, observer });
+    this.#control = new ControlChannel(write, settings.controlTimeoutMs, telemetry);
+    this.#router = new ControlRouter(options, { write, publish, hooks: settings.hooks, telemetry });
     this.#turns = new TurnTracker({
-      observer,
+      telemetry,
       interrupt: (timeoutMs) => this.#control.request("interrupt", {}, { timeoutMs }),
       cancelQueued: async (uuid) =>
         (await this.#control.request("cancel_async_message", { message_uuid: uuid }))
@@ -216,53 +170,42 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       alive: () => this.alive,
       close: () => void this.close(),
     }, { graceMs: settings.interruptGraceMs, onUnresponsive: settings.onUnresponsive });
-    const routes: FrameRoutes = {
-      request: (id, body) => this.#router.handle(id, body),
-      response: (frame) => this.#control.settle(frame),
-      cancel: (id) => this.#router.cancel(id),
-      refuse: (id) => this.#router.refuse(id),
-      init: (frame) => this.#onInit(frame),
-      result: (frame) => {
-        this.#mirror?.flushAll();
-        this.#turns.onResult(frame);
-      },
-      mirror: (frame) => {
-        this.#mirror?.take(frame);
-        return this.#mirror !== undefined;
-      },
-      lifecycle: (frame) => this.#turns.onLifecycle(frame),
+    telemetry.follow(this.#turns);
+    const mirror = transport.info.mirror && new TranscriptMirror(transport.info.mirror, publish);
+    const parts: FrameParts = {
+      requests: this.#router,
+      control: this.#control,
+      turns: this.#turns,
+      mirror,
+      telemetry,
+      identified: (sessionId) => void (this.#sessionId = sessionId),
       publish,
     };
-    this.#pump = new ReadPump({
+    const pump = new ReadPump({
       transport,
       broadcast: this.#broadcast,
       maxLineBytes: settings.maxLineBytes,
-      onFrame: (frame) => routeFrame(frame, routes),
+      onFrame: (frame) => routeFrame(frame, parts),
       publish,
-      onFailure: (error) => this.#fail(error),
+      onFailure: (error) => this.#end.readFailed(error),
     });
-    if (transport.info.mirror) this.#mirror = new TranscriptMirror(transport.info.mirror, publish);
-    transport.closed.then((exit) =>
-      this.#pump.peerEnded()
-        .then(() => this.#mirror?.close()) // the store gets the last lines before the exit
-        .then(() => this.#finish(exit))
+    this.#end = new SessionEnd(
+      { ...parts, transport, pump, broadcast: this.#broadcast },
+      settings.closeTimeoutMs,
+      options.signal,
     );
-    this.#signal = options.signal;
-    this.#signal?.addEventListener("abort", this.#onOwnerAbort, { once: true });
     this.#router.mcpServers = settings.mcp.inProcess;
-    const init = initializeFields(
-      options,
-      this.#router.hooks,
-      settings.mcp.inProcess,
-      transport.info.initialize,
-    );
-    if (init) this.#sendInitialize(init);
-    if (Object.keys(settings.mcp.external).length > 0) {
-      // External servers go over the control channel, not argv; the first turn waits for them.
-      const all = Object.fromEntries(settings.mcp.inProcess.map((server) => [server.name, server]));
-      this.#gate = this.setMcpServers({ ...all, ...settings.mcp.external }).then(() => {});
-      this.#gate.catch(() => {});
-    }
+    this.#startup = new Startup({
+      control: this.#control,
+      turns: this.#turns,
+      setMcpServers: (servers) => this.setMcpServers(servers),
+      refuse: (refusal) => void this.#end.fail(refusal),
+      assertUsable: (what) => this.#end.assertUsable(what),
+    }, {
+      initialize: initializeFields(options, settings, transport.info.initialize),
+      blocking: settings.hooks.blocking,
+      servers: startupServers(settings.mcp),
+    });
   }
 
   /** The CLI's session id, known once the first turn started (`undefined` before). */
@@ -272,17 +215,17 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
 
   /** Where the session is in its life. */
   get state(): SessionState {
-    return stateOf(this.#lifecycle);
+    return stateOf(this.#end.lifecycle);
   }
 
   /** True while the session accepts work (not closing, not ended). */
   get alive(): boolean {
-    return this.#lifecycle.phase === "ready";
+    return this.#end.lifecycle.phase === "ready";
   }
 
   /** Running, or how the session ended; kept after the end. */
   get exitStatus(): ExitStatus {
-    return exitStatusOf(this.#lifecycle);
+    return exitStatusOf(this.#end.lifecycle);
   }
 
   /** The transport's description of itself and its peer. */
@@ -302,7 +245,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
 
   /** The CLI's answer to `initialize` (commands, models, account, version…), once it came. */
   get info(): SessionInfo | undefined {
-    return this.#info;
+    return this.#startup.info;
   }
 
   /**
@@ -312,7 +255,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * `onFailure: "block"` and the answer does not confirm it.
    */
   get initialized(): Promise<SessionInfo | undefined> {
-    return this.#initialized;
+    return this.#startup.initialized;
   }
 
   /**
@@ -338,7 +281,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       }),
     );
     this.#sessionId = result.sessionId;
-    if (result.info) this.#info = result.info;
+    if (result.info) this.#startup.claimed(result.info);
     return result;
   }
 
@@ -349,7 +292,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
 
   /** Counters a health endpoint can read without tracing: turns, errors, lagged events, … */
   get stats(): SessionStats {
-    return this.#stats.snapshot(this.#control.pendingCount);
+    return this.#telemetry.snapshot(this.#control.pendingCount);
   }
 
   /**
@@ -391,31 +334,17 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   async send(content: UserContent, options: SendOptions = {}): Promise<Turn> {
     const { signal } = options;
     signal?.throwIfAborted();
-    if (this.#hold?.refusal) throw this.#hold.refusal; // for good: no turn runs unprotected
-    this.#assertUsable("send a turn");
+    if (this.#startup.refusal) throw this.#startup.refusal; // for good: no turn runs unprotected
+    this.#end.assertUsable("send a turn");
     checkSendOptions(options);
     const queue = options.queue ?? this.#settings.queue;
     if (!queue) this.#turns.assertIdle();
     const timeoutMs = options.timeoutMs === undefined
       ? undefined
       : checkMs(options.timeoutMs, "Cannot send a turn: timeoutMs");
-    if (this.#initFailure && !this.#initFailure.reported) {
-      this.#initFailure.reported = true;
-      throw this.#initFailure.error;
-    }
     const message = { role: "user", content: toContentBlocks(content) };
-    const held = this.#hold?.wait(signal);
-    if (held) {
-      await held; // the refusal, or the signal's reason, is this send's
-      signal?.throwIfAborted();
-      this.#assertUsable("send a turn");
-    }
-    if (this.#gate) {
-      const gate = this.#gate;
-      this.#gate = undefined;
-      await gate; // its failure is this send's
-      this.#assertUsable("send a turn");
-    }
+    const ready = this.#startup.ready(signal); // a failed initialize's error, once
+    if (ready) await ready; // the refusal, the signal's reason, or the servers' failure is this send's
     const uuid = options.uuid ?? crypto.randomUUID();
     const turn = this.#turns.begin({
       uuid,
@@ -443,7 +372,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    */
   async interrupt(options: InterruptOptions = {}): Promise<InterruptReceipt> {
     const { cancelQueued, ...rest } = options;
-    const held = this.#hold?.wait(rest.signal);
+    const held = this.#startup.held(rest.signal);
     if (held) await held; // behind the held lines it is meant to follow
     const turnWasRunning = this.#turns.busy;
     const raw = await this.request("interrupt", cancelQueued ? { cancel_queued: true } : {}, rest);
@@ -491,7 +420,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   ): Promise<Record<string, unknown>> {
     try {
       options.signal?.throwIfAborted();
-      this.#assertUsable(`send ${subtype}`);
+      this.#end.assertUsable(`send ${subtype}`);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -557,24 +486,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * @returns How the session ended, or `{ state: "running" }` on timeout.
    */
   waitForExit(options: WaitOptions = {}): Promise<ExitStatus> {
-    const { timeoutMs, signal } = options;
-    const status = this.exitStatus;
-    if (status.state !== "running") return Promise.resolve(status);
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    if (timeoutMs === undefined && !signal) return this.#exit.promise;
-    let ms: number;
-    try {
-      ms = timeoutMs === undefined ? Infinity : checkMs(timeoutMs, "Cannot wait: timeoutMs");
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const limit = deadline(ms, { signal });
-    return abortable(this.#exit.promise, limit.signal)
-      .catch((reason) => {
-        if (limit.expired) return status; // still running
-        throw reason;
-      })
-      .finally(() => limit[Symbol.dispose]());
+    return this.#end.waitForExit(options);
   }
 
   /**
@@ -587,26 +499,12 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * before the close reached it, its own end (`failed` for exit code 1).
    */
   close(): Promise<ExitStatus> {
-    return this.#shutDown(undefined);
+    return this.#end.close();
   }
 
   /** Same as {@linkcode DuplexSession.close}. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
-  }
-
-  #assertUsable(what: string): void {
-    const lifecycle = this.#lifecycle;
-    if (lifecycle.phase === "ready") return;
-    if (lifecycle.phase === "closing" && lifecycle.failure) throw lifecycle.failure;
-    if (lifecycle.phase === "ended" && lifecycle.status.state === "failed") {
-      throw lifecycle.status.error;
-    }
-    throw new DuplexError(
-      "closed",
-      `Cannot ${what}: the session is ${stateOf(lifecycle)}; start a new session`,
-      lifecycle.phase === "ended" ? { exit: lifecycle.status.exit } : {},
-    );
   }
 
   #write(frame: Record<string, unknown>): Promise<void> {
@@ -622,98 +520,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   #publish(event: SessionEvent): void {
     this.#broadcast.publish(event);
     this.#turns.record(event);
-    if (event.type === "stderr") this.#stats.stderrLine();
-  }
-
-  #onInit(frame: SystemInitFrame): void {
-    this.#sessionId = frame.session_id;
-    if (!this.#observer.telemetry.tracing) return;
-    this.#observer.session.set({
-      "gen_ai.conversation.id": frame.session_id,
-      "gen_ai.request.model": typeof frame.model === "string" ? frame.model : undefined,
-      "claude.cli.version": typeof frame.claude_code_version === "string"
-        ? frame.claude_code_version
-        : undefined,
-    });
-  }
-
-  #sendInitialize(fields: Record<string, unknown>): void {
-    let reply = this.#control.request("initialize", fields);
-    const blocking = this.#settings.blockingHooks;
-    if (blocking.length > 0) {
-      // A hook that must block on failure is unsafe on a CLI that would only warn: user lines
-      // wait for the reply to confirm, and when it does not, the session ends (as the SDK does).
-      this.#hold = new PromptHold(blocking, reply, (refusal) => void this.#shutDown(refusal));
-      reply = this.#hold.confirmed;
-    }
-    const pending = reply.then((payload) => {
-      this.#info = readSessionInfo(payload);
-      return this.#info;
-    });
-    pending.catch((error) => {
-      if (this.#hold) return; // refused for good, never reported once
-      const reported = this.#turns.failActive(error);
-      this.#initFailure = { error, reported };
-    });
-    this.#initialized = pending;
-  }
-
-  /* The read pump died: nobody reads the CLI's output any more, so the session ends. */
-  #fail(cause: unknown): void {
-    const reason = messageOf(cause);
-    const error = new DuplexError(
-      "protocol",
-      `The session stopped: it could not read the CLI's output (${reason}); start a new session`,
-      { cause },
-    );
-    void this.#shutDown(error);
-  }
-
-  #shutDown(failure: DuplexError | undefined): Promise<ExitStatus> {
-    if (this.#closing) return this.#closing;
-    const lifecycle = this.#lifecycle;
-    if (lifecycle.phase === "ended") return this.#closing = Promise.resolve(lifecycle.status);
-    this.#lifecycle = { phase: "closing", failure };
-    this.#router.abortAll(failure ? "The session failed" : "The session is closing");
-    const bound = this.#settings.closeTimeoutMs;
-    this.#closing = (async () => {
-      using limit = deadline(bound);
-      const ended = this.#transport.close().then(() => this.#exit.promise);
-      await abortable(ended, limit.signal).catch(() => {
-        this.#pump.cancel();
-        this.#finish({
-          code: null,
-          signal: null,
-          reason: `the transport did not close within ${bound} ms`,
-          stderrTail: "",
-          requested: true,
-        });
-      });
-      return this.#exit.promise;
-    })();
-    return this.#closing;
-  }
-
-  #finish(exit: TransportExit): void {
-    const lifecycle = this.#lifecycle;
-    if (lifecycle.phase === "ended") return;
-    const { status, error } = endingOf(lifecycle, exit);
-    this.#lifecycle = { phase: "ended", status };
-    this.#control.failAll(error);
-    this.#turns.failAll(error);
-    this.#router.abortAll("The session ended");
-    this.#signal?.removeEventListener("abort", this.#onOwnerAbort);
-    const span = this.#observer.session;
-    span.set({
-      "process.exit.code": exit.code ?? undefined,
-      "claude.exit.signal": exit.signal ?? undefined,
-    });
-    if (status.state === "failed") span.fail(status.error);
-    else span.ok();
-    span.end();
-    this.#publish({ type: "exit", status });
-    this.#broadcast.close();
-    this.#exit.resolve(status);
+    if (event.type === "stderr") this.#telemetry.stderrLine();
   }
 }
 
