@@ -8,6 +8,7 @@
  */
 
 import { abortable, deadline } from "../../../src/_deadline.ts";
+import { messageOf } from "../../../src/_values.ts";
 import { DuplexError, excerptOf, isDuplexError } from "../../../src/errors.ts";
 import { DuplexSession } from "../../../src/session/duplex_session.ts";
 import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
@@ -275,7 +276,7 @@ export class Launcher {
       throw new DuplexError(
         "resume_failed",
         `Cannot resume "${conversation.key}" (session ${sessionId}): ` +
-          (error instanceof Error ? error.message : String(error)) +
+          messageOf(error) +
           (stderr ? `; the CLI said: ${excerptOf(stderr)}` : "") +
           "; resume needs session persistence, the same config folder and the same cwd " +
           "(forget the key to start it new)",
