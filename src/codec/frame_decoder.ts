@@ -6,7 +6,7 @@
  *
  * Why one file of ~450 lines: one engine whose fast path (a chunk's complete
  * lines decoded in one call) and fallbacks (line by line, over-long lines
- * skipped as they stream) share the same pending state; about 140 lines are
+ * skipped as they stream) share the same pending state; about 150 lines are
  * JSDoc.
  *
  * @module

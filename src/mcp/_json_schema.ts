@@ -23,7 +23,7 @@
  * Recursion is bounded (`maxDepth`, default 64 levels of value nesting) and
  * so is the number of errors reported (`maxErrors`, default 20).
  *
- * Why one file of ~450 lines: one recursive validator whose keyword checks
+ * Why one file of ~440 lines: one recursive validator whose keyword checks
  * share the same walk, pointer and error list; split, each part would need
  * all of them.
  *
