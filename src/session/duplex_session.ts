@@ -3,52 +3,39 @@
  * {@linkcode DuplexSession}: one long-lived conversation with a `claude`
  * process (or anything speaking its protocol) over a transport.
  *
- * The class wires its parts and exposes them: a turn tracker owns the turns,
- * a read pump reads the transport, a control router serves the CLI's requests
- * through one registry, a control channel settles our own requests, and one
- * lifecycle state says where the session is.
+ * The class is the public API over the session's parts, which
+ * `_session_parts.ts` builds and wires: the turn tracker owns the turns, the
+ * read pump feeds the transport's lines to the frame router, the control
+ * router serves the CLI's requests through one registry, the control channel
+ * settles our own, startup (`_startup.ts`) sends what goes before the first
+ * turn and says what a send waits for, the end (`_session_end.ts`) holds the
+ * one lifecycle state, and every span and metric is written in
+ * `_session_telemetry.ts`. The runtime controls are in `session_controls.ts`.
  *
- * Why one file of ~650 lines: it is the public API, and about 160 lines of it
- * are the JSDoc users read; each method is a few lines over the parts (the
- * runtime controls are in `session_controls.ts`, the routing of frames in
- * `_frame_router.ts`).
+ * About 420 lines: some 170 of them the JSDoc users read, 60 the imports;
+ * each method is a few lines over the parts.
  *
  * @module
  */
 
 import { checkMs } from "../_deadline.ts";
-import { encodeLine } from "../codec/ndjson_encode_stream.ts";
 import type { FinalPermissionDecision, PermissionRequest } from "../permissions/permission.ts";
 import type { UserContent } from "../protocol/content.ts";
 import type { ControlRequestMap, ControlSubtype } from "../protocol/control_requests.ts";
-import { Broadcast } from "../subscriptions/_broadcast.ts";
 import type { Subscription } from "../subscriptions/subscription.ts";
 import type { SessionStats } from "../telemetry/telemetry_options.ts";
 import type { Transport, TransportInfo } from "../transport/transport.ts";
-import { ControlChannel } from "./_control_channel.ts";
-import { ControlRouter } from "./_control_router.ts";
-import { type FrameParts, routeFrame } from "./_frame_router.ts";
 import { exitStatusOf, stateOf } from "./_lifecycle.ts";
-import {
-  readSetServersResult,
-  setServersField,
-  splitServers,
-  startupServers,
-} from "./_mcp_servers.ts";
-import { TranscriptMirror } from "./_mirror.ts";
-import { ReadPump } from "./_read_pump.ts";
 import {
   checkOptions,
   checkSendOptions,
-  initializeFields,
   type SessionSettings,
   toContentBlocks,
   userLine,
 } from "./_session_input.ts";
+import { sendRequest, type SessionParts, setServers, wireSession } from "./_session_parts.ts";
 import { SessionTelemetry } from "./_session_telemetry.ts";
-import { SessionEnd } from "./_session_end.ts";
-import { openTransport, Startup } from "./_startup.ts";
-import { TurnTracker } from "./_turn_tracker.ts";
+import { openTransport } from "./_startup.ts";
 import {
   claimFailure,
   claimFields,
@@ -96,15 +83,7 @@ const START = Symbol("DuplexSession.start");
  * ```
  */
 export class DuplexSession extends SessionControls implements AsyncDisposable {
-  readonly #transport: Transport;
-  readonly #settings: SessionSettings;
-  readonly #telemetry: SessionTelemetry;
-  readonly #broadcast = new Broadcast<SessionEvent>(laggedEvent, () => this.#telemetry.lagged());
-  readonly #control: ControlChannel;
-  readonly #router: ControlRouter;
-  readonly #turns: TurnTracker;
-  readonly #end: SessionEnd;
-  readonly #startup: Startup;
+  readonly #parts: SessionParts;
   #sessionId: string | undefined;
 
   /**
@@ -151,61 +130,8 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     if (token !== START) {
       throw new TypeError("Cannot construct DuplexSession: use DuplexSession.start()");
     }
-    this.#transport = transport;
-    this.#settings = settings;
-    this.#telemetry = telemetry;
-    telemetry.transportOpened(transport.info);
-    const write = (frame: Record<string, unknown>): Promise<void> => this.#write(frame);
-    const publish = (event: SessionEvent): void => this.#publish(event);
-    this.#control = new ControlChannel(write, settings.controlTimeoutMs, telemetry);
-    this.#router = new ControlRouter(options, { write, publish, hooks: settings.hooks, telemetry });
-    this.#turns = new TurnTracker({
-      telemetry,
-      interrupt: (timeoutMs) => this.#control.request("interrupt", {}, { timeoutMs }),
-      cancelQueued: async (uuid) =>
-        (await this.#control.request("cancel_async_message", { message_uuid: uuid }))
-          .cancelled === true,
-      publish,
-      event: publish,
-      alive: () => this.alive,
-      close: () => void this.close(),
-    }, { graceMs: settings.interruptGraceMs, onUnresponsive: settings.onUnresponsive });
-    telemetry.follow(this.#turns);
-    const mirror = transport.info.mirror && new TranscriptMirror(transport.info.mirror, publish);
-    const parts: FrameParts = {
-      requests: this.#router,
-      control: this.#control,
-      turns: this.#turns,
-      mirror,
-      telemetry,
-      identified: (sessionId) => void (this.#sessionId = sessionId),
-      publish,
-    };
-    const pump = new ReadPump({
-      transport,
-      broadcast: this.#broadcast,
-      maxLineBytes: settings.maxLineBytes,
-      onFrame: (frame) => routeFrame(frame, parts),
-      publish,
-      onFailure: (error) => this.#end.readFailed(error),
-    });
-    this.#end = new SessionEnd(
-      { ...parts, transport, pump, broadcast: this.#broadcast },
-      settings.closeTimeoutMs,
-      options.signal,
-    );
-    this.#router.mcpServers = settings.mcp.inProcess;
-    this.#startup = new Startup({
-      control: this.#control,
-      turns: this.#turns,
-      setMcpServers: (servers) => this.setMcpServers(servers),
-      refuse: (refusal) => void this.#end.fail(refusal),
-      assertUsable: (what) => this.#end.assertUsable(what),
-    }, {
-      initialize: initializeFields(options, settings, transport.info.initialize),
-      blocking: settings.hooks.blocking,
-      servers: startupServers(settings.mcp),
-    });
+    const identified = (sessionId: string): void => void (this.#sessionId = sessionId);
+    this.#parts = wireSession(transport, options, settings, telemetry, identified);
   }
 
   /** The CLI's session id, known once the first turn started (`undefined` before). */
@@ -215,37 +141,37 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
 
   /** Where the session is in its life. */
   get state(): SessionState {
-    return stateOf(this.#end.lifecycle);
+    return stateOf(this.#parts.end.lifecycle);
   }
 
   /** True while the session accepts work (not closing, not ended). */
   get alive(): boolean {
-    return this.#end.lifecycle.phase === "ready";
+    return this.#parts.end.lifecycle.phase === "ready";
   }
 
   /** Running, or how the session ended; kept after the end. */
   get exitStatus(): ExitStatus {
-    return exitStatusOf(this.#end.lifecycle);
+    return exitStatusOf(this.#parts.end.lifecycle);
   }
 
   /** The transport's description of itself and its peer. */
   get transportInfo(): TransportInfo {
-    return this.#transport.info;
+    return this.#parts.transport.info;
   }
 
   /** The CLI's process id, when the transport started a process. */
   get pid(): number | undefined {
-    return this.#transport.info.pid;
+    return this.#parts.transport.info.pid;
   }
 
   /** True while a turn is running. */
   get busy(): boolean {
-    return this.#turns.busy;
+    return this.#parts.turns.busy;
   }
 
   /** The CLI's answer to `initialize` (commands, models, account, version…), once it came. */
   get info(): SessionInfo | undefined {
-    return this.#startup.info;
+    return this.#parts.startup.info;
   }
 
   /**
@@ -255,7 +181,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * `onFailure: "block"` and the answer does not confirm it.
    */
   get initialized(): Promise<SessionInfo | undefined> {
-    return this.#startup.initialized;
+    return this.#parts.startup.initialized;
   }
 
   /**
@@ -281,18 +207,18 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       }),
     );
     this.#sessionId = result.sessionId;
-    if (result.info) this.#startup.claimed(result.info);
+    if (result.info) this.#parts.startup.claimed(result.info);
     return result;
   }
 
   /** The permission requests waiting for a decision (deferred ones included), oldest first. */
   get pendingPermissions(): readonly PermissionRequest[] {
-    return this.#router.permissions.pending();
+    return this.#parts.requests.permissions.pending();
   }
 
   /** Counters a health endpoint can read without tracing: turns, errors, lagged events, … */
   get stats(): SessionStats {
-    return this.#telemetry.snapshot(this.#control.pendingCount);
+    return this.#parts.telemetry.snapshot(this.#parts.control.pendingCount);
   }
 
   /**
@@ -305,18 +231,18 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * @returns An async iterable of events.
    */
   subscribe(options: SubscribeOptions = {}): Subscription<SessionEvent> {
-    const backlog: SessionEvent[] = options.replayTurn ? [...this.#turns.activeEvents] : [];
+    const backlog: SessionEvent[] = options.replayTurn ? [...this.#parts.turns.activeEvents] : [];
     if (options.replayPending) {
       const held = new Set(
         backlog.flatMap((e) => e.type === "permission_request" ? [e.request] : []),
       );
-      for (const request of this.#router.permissions.pending()) {
+      for (const request of this.#parts.requests.permissions.pending()) {
         if (!held.has(request)) backlog.push({ type: "permission_request", request });
       }
     }
     const status = this.exitStatus;
     if (status.state !== "running") backlog.push({ type: "exit", status });
-    return this.#broadcast.subscribe(options, backlog);
+    return this.#parts.broadcast.subscribe(options, backlog);
   }
 
   /**
@@ -334,30 +260,30 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   async send(content: UserContent, options: SendOptions = {}): Promise<Turn> {
     const { signal } = options;
     signal?.throwIfAborted();
-    if (this.#startup.refusal) throw this.#startup.refusal; // for good: no turn runs unprotected
-    this.#end.assertUsable("send a turn");
+    if (this.#parts.startup.refusal) throw this.#parts.startup.refusal; // for good: no turn runs unprotected
+    this.#parts.end.assertUsable("send a turn");
     checkSendOptions(options);
-    const queue = options.queue ?? this.#settings.queue;
-    if (!queue) this.#turns.assertIdle();
+    const queue = options.queue ?? this.#parts.settings.queue;
+    if (!queue) this.#parts.turns.assertIdle();
     const timeoutMs = options.timeoutMs === undefined
       ? undefined
       : checkMs(options.timeoutMs, "Cannot send a turn: timeoutMs");
     const message = { role: "user", content: toContentBlocks(content) };
-    const ready = this.#startup.ready(signal); // a failed initialize's error, once
+    const ready = this.#parts.startup.ready(signal); // a failed initialize's error, once
     if (ready) await ready; // the refusal, the signal's reason, or the servers' failure is this send's
     const uuid = options.uuid ?? crypto.randomUUID();
-    const turn = this.#turns.begin({
+    const turn = this.#parts.turns.begin({
       uuid,
-      collect: options.collectEvents ?? this.#settings.collectTurnEvents,
+      collect: options.collectEvents ?? this.#parts.settings.collectTurnEvents,
       signal,
       timeoutMs,
       queue,
     });
     const line = userLine(message, uuid, {
       ...options,
-      verbatim: options.verbatim ?? this.#settings.verbatimPrompts,
+      verbatim: options.verbatim ?? this.#parts.settings.verbatimPrompts,
     });
-    this.#write(line).catch((error) => this.#turns.fail(turn, error));
+    this.#parts.write(line).catch((error) => this.#parts.turns.fail(turn, error));
     return await turn.promise;
   }
 
@@ -372,13 +298,13 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    */
   async interrupt(options: InterruptOptions = {}): Promise<InterruptReceipt> {
     const { cancelQueued, ...rest } = options;
-    const held = this.#startup.held(rest.signal);
+    const held = this.#parts.startup.held(rest.signal);
     if (held) await held; // behind the held lines it is meant to follow
-    const turnWasRunning = this.#turns.busy;
+    const turnWasRunning = this.#parts.turns.busy;
     const raw = await this.request("interrupt", cancelQueued ? { cancel_queued: true } : {}, rest);
     const stillQueued = strings(raw.still_queued);
     const cancelled = strings(raw.cancelled);
-    this.#turns.cancelled(cancelled);
+    this.#parts.turns.cancelled(cancelled);
     return { stillQueued, cancelled, turnWasRunning, raw };
   }
 
@@ -418,13 +344,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     fields: Record<string, unknown> = {},
     options: ControlRequestOptions = {},
   ): Promise<Record<string, unknown>> {
-    try {
-      options.signal?.throwIfAborted();
-      this.#end.assertUsable(`send ${subtype}`);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#control.request(subtype, fields, options);
+    return sendRequest(this.#parts, subtype, fields, options);
   }
 
   /**
@@ -443,22 +363,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     servers: McpServers,
     options: ControlRequestOptions = {},
   ): Promise<McpSetServersResult> {
-    const split = splitServers(servers);
-    const reply = await this.request(
-      "mcp_set_servers",
-      { servers: setServersField(split) },
-      options,
-    );
-    this.#router.mcpServers = split.inProcess;
-    const result = readSetServersResult(reply);
-    for (const [name, message] of Object.entries(result.errors)) {
-      this.#publish({
-        type: "diagnostic",
-        kind: "mcp_server_failed",
-        message: `The MCP server ${name} did not connect: ${message}`,
-      });
-    }
-    return result;
+    return await setServers(this.#parts, servers, options);
   }
 
   /**
@@ -473,7 +378,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    */
   respondToPermission(requestId: string, decision: FinalPermissionDecision): Promise<boolean> {
     try {
-      return Promise.resolve(this.#router.permissions.respond(requestId, decision));
+      return Promise.resolve(this.#parts.requests.permissions.respond(requestId, decision));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -486,7 +391,7 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * @returns How the session ended, or `{ state: "running" }` on timeout.
    */
   waitForExit(options: WaitOptions = {}): Promise<ExitStatus> {
-    return this.#end.waitForExit(options);
+    return this.#parts.end.waitForExit(options);
   }
 
   /**
@@ -499,33 +404,13 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * before the close reached it, its own end (`failed` for exit code 1).
    */
   close(): Promise<ExitStatus> {
-    return this.#end.close();
+    return this.#parts.end.close();
   }
 
   /** Same as {@linkcode DuplexSession.close}. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
-
-  #write(frame: Record<string, unknown>): Promise<void> {
-    let line: string;
-    try {
-      line = encodeLine(frame);
-    } catch (error) {
-      return Promise.reject(error); // a BigInt, a cycle…: a rejection the caller settles, never a throw
-    }
-    return this.#transport.write(line);
-  }
-
-  #publish(event: SessionEvent): void {
-    this.#broadcast.publish(event);
-    this.#turns.record(event);
-    if (event.type === "stderr") this.#telemetry.stderrLine();
-  }
-}
-
-function laggedEvent(count: number): SessionEvent {
-  return { type: "lagged", count };
 }
 
 function strings(value: unknown): string[] {
