@@ -74,7 +74,7 @@ export type { ConversationState } from "./pool_events.ts";
  *
  * @example Two conversations, one process at a time
  * ```ts ignore
- * import { SessionPool } from "@duplex/claude/subprocess";
+ * import { SessionPool } from "@duplex/claude/pool";
  *
  * await using pool = new SessionPool({
  *   process: { cwd: "/srv/project", model: "sonnet" },
