@@ -9,6 +9,7 @@
  */
 
 import * as history from "./history/mod.ts";
+import * as pool from "./pool/mod.ts";
 
 /** @deprecated Import it from `@duplex/claude/history`; this path goes in 0.4. */
 export const listSessions: typeof history.listSessions = history.listSessions;
@@ -70,3 +71,33 @@ export type ImportSessionResult = history.ImportSessionResult;
 export type MaterializedSession = history.MaterializedSession;
 /** @deprecated Import it from `@duplex/claude/history`; this path goes in 0.4. */
 export type MaterializeSessionOptions = history.MaterializeSessionOptions;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export const SessionPool: typeof pool.SessionPool = pool.SessionPool;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type SessionPool = pool.SessionPool;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type ConversationState = pool.ConversationState;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type SessionPoolOptions = pool.SessionPoolOptions;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type PoolSessionOptions = pool.PoolSessionOptions;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type ConversationOptions = pool.ConversationOptions;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type AcquireOptions = pool.AcquireOptions;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type PoolPermissionContext = pool.PoolPermissionContext;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type PoolPermissionHandler = pool.PoolPermissionHandler;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type PoolEvent = pool.PoolEvent;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type PoolHealth = pool.PoolHealth;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type HibernateReason = pool.HibernateReason;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type SpareKind = pool.SpareKind;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type StartVia = pool.StartVia;
+/** @deprecated Import it from `@duplex/claude/pool`; this path goes in 0.4. */
+export type WaitTimes = pool.WaitTimes;

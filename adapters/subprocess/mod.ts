@@ -156,21 +156,4 @@ export type {
   ToolConfig,
   ToolsOption,
 } from "./cli_options.ts";
-export { type ConversationState, SessionPool } from "./pool/session_pool.ts";
-export type {
-  AcquireOptions,
-  ConversationOptions,
-  PoolPermissionContext,
-  PoolPermissionHandler,
-  PoolSessionOptions,
-  SessionPoolOptions,
-} from "./pool/pool_options.ts";
-export type {
-  HibernateReason,
-  PoolEvent,
-  PoolHealth,
-  SpareKind,
-  StartVia,
-  WaitTimes,
-} from "./pool/pool_events.ts";
 export * from "./_moved.ts";

@@ -1,14 +1,16 @@
 /**
- * The entries of the subprocess adapter: `@duplex/claude/history` holds the
- * history functions and the directory store, and `@duplex/claude/subprocess`
- * still exports each of its values (deprecated, through 0.3) as the very same
- * value, so that 0.2's imports keep working.
+ * The entries of the subprocess adapter: `@duplex/claude/pool` holds the
+ * pool, `@duplex/claude/history` the history functions and the directory
+ * store, and `@duplex/claude/subprocess` still exports each of their values
+ * (deprecated, through 0.3) as the very same value, so that 0.2's imports
+ * keep working.
  *
  * @module
  */
 
 import assert from "node:assert/strict";
 import * as history from "../../../adapters/subprocess/history/mod.ts";
+import * as pool from "../../../adapters/subprocess/pool/mod.ts";
 import * as subprocess from "../../../adapters/subprocess/mod.ts";
 
 Deno.test("the old subprocess path exports every value of the history entry, the same value", {
@@ -31,6 +33,13 @@ Deno.test("the old subprocess path exports every value of the history entry, the
   for (const name of names) {
     assert.equal(old[name], (history as Record<string, unknown>)[name], name);
   }
+});
+
+Deno.test("the old subprocess path exports the pool, the same class", {
+  permissions: "none",
+}, () => {
+  assert.deepEqual(Object.keys(pool), ["SessionPool"]);
+  assert.equal(subprocess.SessionPool, pool.SessionPool);
 });
 
 Deno.test("the subprocess entry keeps the transport, the argument builder and binary resolution", {
