@@ -9,9 +9,9 @@ import { DuplexError } from "../../src/errors.ts";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { CLOSE, Refusal, type RelayErrorKind } from "../../src/wire/wire.ts";
 import { parseSpawnRequest, SPAWN_OPTIONS } from "../../src/wire/wire_parse.ts";
-import type { RelayTokenPolicy } from "../../src/wire/relay_token.ts";
+import type { RelayTokenPolicy } from "../../src/token/relay_token.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
-import { DEFAULT_PERMISSION_MODES, type RelayPolicy } from "./relay_policy.ts";
+import { DEFAULT_PERMISSION_MODES, type RelayPolicy } from "../../src/token/relay_policy.ts";
 
 export { Refusal };
 export type { RelayPolicy };

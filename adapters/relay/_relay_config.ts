@@ -1,5 +1,9 @@
 /**
- * The checks of the relay's options, and the settings they resolve to.
+ * The checks of the relay's options, and the settings they resolve to. The
+ * check spawns nothing and builds nothing it throws away (the base CLI
+ * options go through the subprocess adapter's pure check); what it builds
+ * is what the relay keeps in the result: the token verifier (its keys
+ * imported once) and the tenants (the host's environment read once).
  *
  * @module
  */
@@ -7,8 +11,9 @@
 import { messageOf } from "../../src/_values.ts";
 import { checkMs } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
-import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
-import { checkMaxLifetime, RelayTokenVerifier } from "../../src/wire/verify_relay_token.ts";
+import type { SubprocessOptions } from "../subprocess/mod.ts";
+import { checkSubprocessOptions } from "../subprocess/subprocess_options.ts";
+import { checkMaxLifetime, RelayTokenVerifier } from "../../src/token/verify_relay_token.ts";
 import type { TelemetryOptions } from "../../src/telemetry/telemetry_options.ts";
 import { checkTelemetry } from "../../src/telemetry/_check_telemetry.ts";
 import { type CheckedPolicy, checkPolicy } from "./_policy.ts";
@@ -108,8 +113,9 @@ export function checkOptions(options: RelayOptions): Config {
   const cli: SubprocessOptions = sessionStore === undefined
     ? given
     : { ...given, sessionStore, ...(projectKey === undefined ? {} : { projectKey }) };
-  // Checks the base options now (spawns nothing).
-  subprocess(cli);
+  // Checks the base options now (pure: spawns nothing, builds nothing); each session's own
+  // options (the base with what its spawn request adds) are checked when it starts.
+  checkSubprocessOptions(cli);
   const tenancy = checkTenancy(options.tenancy, cli);
   const workspace = checkWorkspace(options.workspace);
   // The host's environment is read here, once: the CLIs get only its allow-listed part.

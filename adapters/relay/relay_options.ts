@@ -8,7 +8,7 @@ import type { MirrorEvent } from "../../src/store/mirror_target.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
 import type { TelemetryOptions } from "../../src/telemetry/telemetry_options.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
-import type { RelayPolicy } from "./relay_policy.ts";
+import type { RelayPolicy } from "../../src/token/relay_policy.ts";
 import type { Tenancy } from "./_tenancy.ts";
 
 export type { Tenancy };

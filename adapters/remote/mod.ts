@@ -18,8 +18,8 @@
  *
  * A browser or worker should not hold the relay's long-lived secret: the
  * application server mints it a short-lived scoped token with
- * {@linkcode mintRelayToken} (WebCrypto only, so it runs on the edge too)
- * and the client passes that as `token`. A reconnection presents the same
+ * `mintRelayToken` of `@duplex/claude/token` (WebCrypto only, so it runs on
+ * the edge too) and the client passes that as `token`. A reconnection presents the same
  * token, so a session can resume only while its token is valid.
  *
  * @example Drive a claude that a relay runs elsewhere
@@ -39,6 +39,16 @@
  * console.log(turn.result.text);
  * ```
  *
+ * @example Options are checked when the factory is made, before any connection
+ * ```ts
+ * import { remote } from "@duplex/claude/remote";
+ * import assert from "node:assert/strict";
+ *
+ * const factory = remote({ url: ["wss://a.example/v1", "wss://b.example/v1"], token: "t" });
+ * assert.equal(typeof factory, "function");
+ * assert.throws(() => remote({ url: "https://a.example/v1", token: "t" }), TypeError);
+ * ```
+ *
  * @module
  */
 
@@ -54,9 +64,10 @@ export {
   type WebSocketConstructor,
 } from "./remote_options.ts";
 export type { SpawnRequest } from "../../src/wire/wire.ts";
+// Deprecated: the tokens' own entry is `@duplex/claude/token`.
 export {
   MAX_RELAY_TOKEN_TTL_SECONDS,
   mintRelayToken,
   type MintRelayTokenOptions,
   type RelayTokenPolicy,
-} from "../../src/wire/relay_token.ts";
+} from "../../src/token/legacy.ts";

@@ -6,12 +6,13 @@
 
 import assert from "node:assert/strict";
 import { decodeProtectedHeader, jwtVerify, SignJWT, UnsecuredJWT } from "npm:jose@6.2.18";
-import { MAX_RELAY_TOKEN_TTL_SECONDS, mintRelayToken } from "../../../adapters/remote/mod.ts";
 import {
   DEFAULT_MAX_RELAY_TOKEN_LIFETIME_SECONDS,
+  MAX_RELAY_TOKEN_TTL_SECONDS,
+  mintRelayToken,
   RELAY_TOKEN_CLOCK_SKEW_SECONDS,
   verifyRelayToken,
-} from "../../../src/wire/verify_relay_token.ts";
+} from "../../src/token/mod.ts";
 
 const SECRET = "relay-test-secret-0123456789abcdef";
 const PREVIOUS = "relay-previous-secret-0123456789abcd";

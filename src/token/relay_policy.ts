@@ -1,6 +1,10 @@
+// This module is browser compatible.
 /**
  * {@linkcode RelayPolicy}: what the clients of a relay may choose when they
- * spawn a session.
+ * spawn a session, and its default permission modes. It lives with the
+ * tokens because both ends speak it: the relay's operator sets it
+ * (`serveRelay({ policy })`), and a scoped token's policy
+ * (`RelayTokenPolicy`, its fields and `cwd`) narrows it.
  *
  * @module
  */

@@ -72,7 +72,7 @@ export interface VerifyRelayTokenOptions {
  *
  * @example Verify a token minted for a user
  * ```ts
- * import { mintRelayToken, verifyRelayToken } from "@duplex/claude/relay";
+ * import { mintRelayToken, verifyRelayToken } from "@duplex/claude/token";
  * import assert from "node:assert/strict";
  *
  * const secrets = ["a-secret-of-at-least-32-bytes-0123456789"];

@@ -26,35 +26,28 @@
 
 import { checkSecret, hmacKey, signHs256 } from "./_jwt.ts";
 import { checkTokenPolicy } from "./_token_policy.ts";
+import type { RelayPolicy } from "./relay_policy.ts";
+
+export type { RelayPolicy };
 
 /** The longest lifetime {@linkcode mintRelayToken} gives a token, in seconds (one day). */
 export const MAX_RELAY_TOKEN_TTL_SECONDS = 86_400;
 
 /**
- * What a scoped token lets its holder do, within the relay's own policy: each
- * field narrows the relay's (lists are intersected, `maxTurns` is the smaller,
- * flags must be true on both sides), and a field left out narrows nothing.
- * As with the relay's policy, the lists bound what a holder may name: one
- * that names no model or mode gets the CLI's (or the relay's `cli`) default.
+ * What a scoped token lets its holder do, within the relay's own policy: the
+ * fields of the relay's {@linkcode RelayPolicy}, and `cwd`. Each field
+ * narrows the relay's (lists are intersected, `maxTurns` is the smaller,
+ * flags must be true on both sides: `false` narrows), and a field left out
+ * narrows nothing. As with the relay's policy, the lists bound what a holder
+ * may name: one that names no model or mode gets the CLI's (or the relay's
+ * `cli`) default.
  */
-export interface RelayTokenPolicy {
-  /** The models the holder may ask for (among those the relay allows). */
-  readonly models?: readonly string[];
-  /** The permission modes the holder may ask for (among those the relay allows). */
-  readonly permissionModes?: readonly string[];
-  /** The most agentic turns per prompt (the smaller of this and the relay's). */
-  readonly maxTurns?: number;
+export interface RelayTokenPolicy extends RelayPolicy {
   /**
    * A folder of the relay's workspace (relative to it) that confines the
    * holder: its sessions run there, or in a sub-folder of it the holder names.
    */
   readonly cwd?: string;
-  /** Whether the holder may resume sessions and CLI conversations (`false` narrows). */
-  readonly allowResume?: boolean;
-  /** Whether the holder may ask for partial-message stream events (`false` narrows). */
-  readonly allowPartialMessages?: boolean;
-  /** Whether the relay's `ready` tells the holder the CLI's pid (`false` narrows). */
-  readonly exposePid?: boolean;
 }
 
 /** Options of {@linkcode mintRelayToken}. */
@@ -84,7 +77,7 @@ export interface MintRelayTokenOptions {
  *
  * @example Mint a token for one user, narrowed to one model
  * ```ts
- * import { mintRelayToken } from "@duplex/claude/remote";
+ * import { mintRelayToken } from "@duplex/claude/token";
  * import assert from "node:assert/strict";
  *
  * const secret = "a-secret-of-at-least-32-bytes-0123456789";
