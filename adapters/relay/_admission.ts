@@ -1,5 +1,6 @@
 /**
- * The relay's HTTP answers on `/v1` before any WebSocket: a refused origin or
+ * The relay's HTTP answers: `/health`, the refusals while it shuts down or
+ * holds too many handshakes, and those on `/v1` before any WebSocket: a refused origin or
  * credential is answered with HTTP 403 / 401 and the reason in the body, so
  * that no frame of an anonymous client is ever read (upgraded, Deno reads
  * each frame in full, up to 64 MiB, however the relay refuses it after).
@@ -93,4 +94,52 @@ export function preflightResponse(): Response {
       "access-control-max-age": "600",
     },
   });
+}
+
+/** What `/health` tells. */
+export interface Health {
+  /** False once the relay is closing. */
+  readonly ok: boolean;
+  /** The sessions it holds. */
+  readonly sessions: number;
+  /** The sessions it keeps hibernated. */
+  readonly hibernated: number;
+}
+
+/**
+ * The answer of `/health`.
+ *
+ * @param request The request (`GET` or `HEAD`).
+ * @param health What to tell.
+ * @returns The health as JSON; HTTP 405 for another method.
+ */
+export function healthResponse(request: Request, health: Health): Response {
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    return new Response("Method not allowed\n", { status: 405, headers: { allow: "GET" } });
+  }
+  return Response.json(health);
+}
+
+/**
+ * The answer to a request while the relay shuts down.
+ *
+ * @returns HTTP 503.
+ */
+export function shuttingDown(): Response {
+  return new Response("The relay is shutting down\n", { status: 503 });
+}
+
+/**
+ * The answer to an upgrade while `maxPendingConnections` connections are in
+ * their handshake.
+ *
+ * @param max The relay's `maxPendingConnections`.
+ * @returns HTTP 503, to be retried after a second.
+ */
+export function handshakesFull(max: number): Response {
+  return new Response(
+    `Cannot accept the connection: ${max} connections are still in their ` +
+      `handshake (the relay's maxPendingConnections); try again later\n`,
+    { status: 503, headers: { "retry-after": "1" } },
+  );
 }

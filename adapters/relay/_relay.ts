@@ -1,6 +1,7 @@
 /**
- * The relay itself: the HTTP server, the admission of each WebSocket, the
- * sessions it holds, and its shutdown. `serveRelay()` starts one.
+ * The relay: the HTTP server and each WebSocket's admission, its sessions by
+ * token, their starts and wakes (bounded by `_session_room.ts`), and its
+ * shutdown. `serveRelay()` starts one.
  *
  * @module
  */
@@ -21,23 +22,28 @@ import {
   unregisterHostExitParticipant,
 } from "../subprocess/_host_exit.ts";
 import { type Credential, Gate, ownedBy } from "./_access.ts";
-import { type ConnectionHost, RelayConnection } from "./_connection.ts";
+import { RelayConnection } from "./_connection.ts";
+import type { ConnectionHost } from "./_connection_host.ts";
 import {
+  handshakesFull,
+  healthResponse,
   offeredProtocols,
   preflightResponse,
   refusalResponse,
+  shuttingDown,
   statusOf,
   upgradeRequired,
 } from "./_admission.ts";
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
-import { randomToken, RelaySession, type Restore, type Wake } from "./_relay_session.ts";
-import { mirrorPublisher, openStoreLink, type Resent } from "./_relay_store.ts";
+import { randomToken, RelaySession, type Start, type Wake } from "./_relay_session.ts";
+import { mirrorPublisher, openStoreLink } from "./_relay_store.ts";
 import { wakeFromStore } from "./_store_wake.ts";
 import { ConversationOwners, REMEMBERED } from "./_conversations.ts";
 import { hibernatable, type Hibernated, HibernatedSessions } from "./_hibernation.ts";
 import { wakeOptions, workspaceFolder } from "./_wake_options.ts";
 import { ConnectionTrace, SessionTrace } from "./_relay_telemetry.ts";
+import { SessionRoom } from "./_session_room.ts";
 import type { RelayServer } from "./relay_server.ts";
 
 /** How the relay starts a CLI: `subprocess`, unless a test watches what it is given. */
@@ -45,16 +51,6 @@ export type LaunchFn = (options: SubprocessOptions) => TransportFactory;
 
 /** How long `close()` waits for the sockets to finish their closing handshake. */
 const SOCKET_CLOSE_WAIT_MS = 2000;
-
-/**
- * What a session starts from: a spawn request (no CLI session id when it
- * cannot be resumed later), or a resume ({@linkcode Wake}, its epoch the next).
- */
-type Start = Omit<Wake, "cliSessionId" | "restore" | "resent"> & {
-  readonly cliSessionId: string | undefined;
-  readonly restore?: Restore;
-  readonly resent?: Resent;
-};
 
 /** A running relay (see `serveRelay`). */
 export class Relay implements RelayServer, ConnectionHost {
@@ -76,10 +72,9 @@ export class Relay implements RelayServer, ConnectionHost {
   readonly #hibernated: HibernatedSessions;
   /** The owners of the conversations the relay named (`spawn.resume` opens only one's own). */
   readonly #owners: ConversationOwners;
-  /** Each owner's sessions and starts in progress (`maxSessionsPerOwner`). */
-  readonly #held = new Map<string, number>();
+  /** The sessions and starts in progress, in all and per owner. */
+  readonly #room: SessionRoom;
   readonly #retiring = new Set<Promise<void>>();
-  readonly #starting = new Set<Promise<unknown>>();
   /** Resumes in progress by token: a second one for the same token waits for the first. */
   readonly #waking = new Map<string, Promise<unknown>>();
   readonly #connections = new Set<RelayConnection>();
@@ -106,6 +101,7 @@ export class Relay implements RelayServer, ConnectionHost {
     this.maxFrameBytes = config.maxFrameBytes;
     this.maxPendingInputBytes = config.maxPendingInputBytes;
     this.#gate = new Gate(config);
+    this.#room = new SessionRoom(config, () => this.#sessions.size);
     this.#hibernated = new HibernatedSessions(config.maxHibernated, config.maxHibernatedPerOwner);
     this.#owners = new ConversationOwners({
       store: config.sessionStore,
@@ -175,7 +171,7 @@ export class Relay implements RelayServer, ConnectionHost {
     credential: Credential,
     trace: TraceContext | undefined,
   ): Promise<RelaySession> {
-    return this.#track(this.#spawn(request, credential, trace));
+    return this.#room.track(this.#spawn(request, credential, trace));
   }
 
   wake(
@@ -197,7 +193,7 @@ export class Relay implements RelayServer, ConnectionHost {
       record = undefined;
     }
     if (record === undefined && store === undefined) return Promise.resolve(undefined);
-    const waking = this.#track(
+    const waking = this.#room.track(
       record !== undefined
         ? this.#wakeHibernated(record, credential, trace)
         : this.#wakeFromStore(token, after, credential, trace),
@@ -208,13 +204,6 @@ export class Relay implements RelayServer, ConnectionHost {
     return waking;
   }
 
-  #track<T>(starting: Promise<T>): Promise<T> {
-    this.#starting.add(starting);
-    const forget = () => this.#starting.delete(starting);
-    starting.then(forget, forget);
-    return starting;
-  }
-
   async #spawn(
     request: SpawnRequest | undefined,
     credential: Credential,
@@ -222,8 +211,8 @@ export class Relay implements RelayServer, ConnectionHost {
   ): Promise<RelaySession> {
     const config = this.#config;
     const { owner, policy } = credential;
-    this.#assertRoom(owner);
-    const release = this.#hold(owner);
+    this.#room.assert(owner);
+    const release = this.#room.hold(owner);
     let claimed: Promise<void> | undefined;
     try {
       // The owner's own folders and environment (tenancy), its cwd resolved in its workspace.
@@ -291,8 +280,8 @@ export class Relay implements RelayServer, ConnectionHost {
     credential: Credential,
     remote: TraceContext | undefined,
   ): Promise<RelaySession> {
-    this.#assertRoom(credential.owner, true);
-    const release = this.#hold(credential.owner);
+    this.#room.assert(credential.owner, true);
+    const release = this.#room.hold(credential.owner);
     try {
       const session = await this.#open({ ...wake, epoch: wake.epoch + 1 }, credential, remote);
       this.#telemetry.count("claude.relay.wakes");
@@ -300,42 +289,6 @@ export class Relay implements RelayServer, ConnectionHost {
     } finally {
       release();
     }
-  }
-
-  /*
-   * Refuses a start beyond maxSessionsPerOwner of the owner's or beyond maxSessions
-   * (`tracked`: this start is among those starting).
-   */
-  #assertRoom(owner: string, tracked = false): void {
-    const { maxSessions, maxSessionsPerOwner } = this.#config;
-    const held = this.#held.get(owner) ?? 0;
-    if (held >= maxSessionsPerOwner && maxSessionsPerOwner < maxSessions) {
-      throw new Refusal(
-        "busy",
-        `Cannot start a session: this credential's owner holds ${maxSessionsPerOwner} already, ` +
-          `the most one owner may (the relay's maxSessionsPerOwner); close one or try again later`,
-      );
-    }
-    const others = this.#starting.size - (tracked ? 1 : 0);
-    if (this.#sessions.size + others >= maxSessions) {
-      throw new Refusal(
-        "busy",
-        `Cannot start a session: the relay runs its maximum of ${maxSessions}; try again later`,
-      );
-    }
-  }
-
-  /* Counts one more session (or start) of an owner; the returned function counts it off. */
-  #hold(owner: string): () => void {
-    this.#held.set(owner, (this.#held.get(owner) ?? 0) + 1);
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      const left = this.#held.get(owner)! - 1;
-      if (left === 0) this.#held.delete(owner);
-      else this.#held.set(owner, left);
-    };
   }
 
   async #open(
@@ -380,7 +333,7 @@ export class Relay implements RelayServer, ConnectionHost {
       epoch,
       ...(resent ? { resent } : {}),
     });
-    const release = this.#hold(owner); // counted off when it is forgotten
+    const release = this.#room.hold(owner); // counted off when it is forgotten
     const session: RelaySession = new RelaySession(transport, {
       id,
       ...(store ? { store } : {}),
@@ -420,14 +373,12 @@ export class Relay implements RelayServer, ConnectionHost {
   async #handle(request: Request, peer: Deno.NetAddr): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/health") {
-      if (request.method !== "GET" && request.method !== "HEAD") {
-        return new Response("Method not allowed\n", { status: 405, headers: { allow: "GET" } });
-      }
-      return Response.json({
+      const health = {
         ok: !this.closing,
         sessions: this.#sessions.size,
         hibernated: this.#hibernated.size,
-      });
+      };
+      return healthResponse(request, health);
     }
     if (url.pathname !== "/v1") return new Response("Not found\n", { status: 404 });
     if (request.method === "OPTIONS") return preflightResponse();
@@ -440,15 +391,11 @@ export class Relay implements RelayServer, ConnectionHost {
     if (upgrading && !offered.includes(SUBPROTOCOL)) {
       return new Response(`Offer the WebSocket subprotocol ${SUBPROTOCOL}\n`, { status: 400 });
     }
-    if (this.closing) return new Response("The relay is shutting down\n", { status: 503 });
+    if (this.closing) return shuttingDown();
     const { maxPendingConnections } = this.#config;
     if (this.#pending >= maxPendingConnections) {
       this.#telemetry.count("claude.relay.refusals", 1, { "claude.relay.refusal.kind": "busy" });
-      return new Response(
-        `Cannot accept the connection: ${maxPendingConnections} connections are still in their ` +
-          `handshake (the relay's maxPendingConnections); try again later\n`,
-        { status: 503, headers: { "retry-after": "1" } },
-      );
+      return handshakesFull(maxPendingConnections);
     }
     this.#pending++;
     let access;
@@ -466,7 +413,7 @@ export class Relay implements RelayServer, ConnectionHost {
       upgrade = Deno.upgradeWebSocket(request, { protocol: SUBPROTOCOL });
     } catch {
       return this.closing
-        ? new Response("The relay is shutting down\n", { status: 503 })
+        ? shuttingDown()
         : new Response("Bad WebSocket upgrade\n", { status: 400 });
     } finally {
       // A connection stays counted until its socket closes (RelayConnection settles it).
@@ -487,7 +434,7 @@ export class Relay implements RelayServer, ConnectionHost {
       for (const connection of [...this.#connections]) {
         connection.end(CLOSE.goingAway, "The relay is shutting down");
       }
-      await Promise.allSettled([...this.#starting]);
+      await this.#room.started();
       this.#hibernated.clear();
       // Their records stay as they are: another relay sharing the store may resume them.
       for (const session of [...this.#sessions.values()]) void session.forget("keep");

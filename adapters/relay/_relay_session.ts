@@ -28,6 +28,7 @@ export type {
   Peer,
   RelaySessionSettings,
   Restore,
+  Start,
   Wake,
 } from "./_relay_session_types.ts";
 

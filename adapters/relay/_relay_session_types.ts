@@ -93,6 +93,16 @@ export interface Wake {
   readonly resent?: Resent;
 }
 
+/**
+ * What a session starts from: a spawn request (no CLI session id when it
+ * cannot be resumed later), or a resume ({@linkcode Wake}, its epoch the next).
+ */
+export type Start = Omit<Wake, "cliSessionId" | "restore" | "resent"> & {
+  readonly cliSessionId: string | undefined;
+  readonly restore?: Restore;
+  readonly resent?: Resent;
+};
+
 /** Settings of a session. */
 export interface RelaySessionSettings {
   /** Its span (`claude.relay.session`), ended when the CLI exits. */

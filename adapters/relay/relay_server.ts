@@ -60,16 +60,17 @@ export interface RelayServer {
  * @throws {RangeError} For a `…Ms` option out of range, or a secret shorter than 32 bytes.
  *
  * @example Serve a relay on a free port
- * ```ts ignore
+ * ```ts
  * import { serveRelay } from "@duplex/claude/relay";
  * import assert from "node:assert/strict";
  *
  * await using relay = serveRelay({
- *   tokens: [Deno.env.get("RELAY_TOKEN")!],
- *   workspace: "/srv/projects",
+ *   tokens: ["a-long-random-static-token-for-servers"],
+ *   workspace: ".",
  *   policy: { models: ["sonnet", "haiku"] },
  * });
  * assert.match(relay.url, /^ws:\/\/127\.0\.0\.1:\d+\/v1$/);
+ * assert.equal(relay.sessionCount, 0);
  * ```
  */
 export function serveRelay(options: RelayOptions): RelayServer {
