@@ -91,11 +91,12 @@ export class SessionPool implements AsyncDisposable {
   readonly #launcher: Launcher;
   readonly #conversations = new Map<string, Conversation>();
   readonly #slots: LiveSlots;
+  /** The conversation each session serves (told to the permission handler). */
   readonly #keys = new WeakMap<DuplexSession, string>();
   readonly #line = new WaitingLine();
   readonly #shelf: SpareShelf;
   readonly #report: PoolReport;
-  /** Conversations starting (as many as are in the `starting` state, counted for `#hasRoom`). */
+  /** Conversations starting (as many as are in the `starting` state; each takes a slot). */
   #starting = 0;
   #closed: Promise<void> | undefined;
   /** Aborts every start and claim in progress when the pool closes. */
@@ -105,6 +106,7 @@ export class SessionPool implements AsyncDisposable {
    * Makes a pool and starts its spares in the background.
    *
    * @param options The shared configuration, limits and spares.
+   * @throws {TypeError} For an option of the wrong type.
    * @throws {RangeError} For a count or duration out of range.
    * @throws {DuplexError} `invalid_argument` for a process option the CLI would refuse.
    */
