@@ -43,7 +43,7 @@
  *
  * Run it with `deno task relay`, or from code. Scoped tokens are minted
  * and verified by `@duplex/claude/token` (this entry still exports those
- * names until the next minor version, deprecated).
+ * names through 0.3, deprecated).
  *
  * @example Serve a relay, ask its health, be refused without a token
  * ```ts

@@ -17,8 +17,8 @@
  * library verifies these tokens, and `verifyRelayToken` takes tokens any JWT
  * library signs with HS256, as the relay does.
  *
- * Until the next minor version, `@duplex/claude/remote` and
- * `@duplex/claude/relay` still export these names too (deprecated).
+ * Through 0.3, `@duplex/claude/remote` and `@duplex/claude/relay` still
+ * export these names too (deprecated; they go in 0.4).
  *
  * @example Mint a token for one user, and verify it as the relay does
  * ```ts
