@@ -8,6 +8,8 @@
  * @module
  */
 
+import { isRecord } from "../_values.ts";
+
 /**
  * Identifies a session transcript, or a subagent transcript of it, in a store.
  */
@@ -53,8 +55,7 @@ export interface SessionStoreEntry {
  * @returns True for an entry.
  */
 export function isSessionStoreEntry(value: unknown): value is SessionStoreEntry {
-  return typeof value === "object" && value !== null && !Array.isArray(value) &&
-    typeof (value as { type?: unknown }).type === "string";
+  return isRecord(value) && typeof value.type === "string";
 }
 
 /** A session of a project, as `listSessions` returns it. */

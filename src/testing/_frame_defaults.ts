@@ -28,6 +28,21 @@ export const DEFAULT_TOOLS = [
 export const TURN_COST_USD = 0.000308;
 let counter = 0;
 
+/** The usage of a Messages-API message as it starts (fresh each call). */
+export function messageUsage(): {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+} {
+  return {
+    input_tokens: 42,
+    output_tokens: 1,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
+}
+
 /** A fresh id, `<prefix>_<N>`, N counting over the whole process. */
 export function nextId(prefix: string): string {
   counter += 1;

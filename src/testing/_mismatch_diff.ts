@@ -8,6 +8,7 @@
  */
 
 import { isRecord } from "../_values.ts";
+import { excerptOf } from "../errors.ts";
 import { redactJson } from "./redaction.ts";
 
 /** What the replay knows about its first mismatch. */
@@ -66,15 +67,11 @@ export function formatMismatch(m: Mismatch): string {
 function show(value: unknown): string {
   if (value === undefined) return "nothing";
   if (typeof value === "string") return value;
-  return cut(JSON.stringify(value), 400);
-}
-
-function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…(${text.length - max} more)`;
+  return excerptOf(JSON.stringify(value), 400);
 }
 
 function pretty(value: unknown): string[] {
-  return JSON.stringify(value, null, 2).split("\n").map((line) => cut(line, MAX_LINE_CHARS));
+  return JSON.stringify(value, null, 2).split("\n").map((line) => excerptOf(line, MAX_LINE_CHARS));
 }
 
 /* The actual value with its keys in the recorded order (extra keys last). */

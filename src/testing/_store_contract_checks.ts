@@ -4,6 +4,7 @@
 
 import { sleep } from "../_deadline.ts";
 import { jsonEqual } from "../_values.ts";
+import { show } from "./_conformance_assert.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../store/session_store.ts";
 
 /** Opens a new, empty store for one check. */
@@ -23,11 +24,6 @@ function e(fields: Record<string, unknown>): SessionStoreEntry {
 /** Test entries with these uuids, numbered `n: 1, 2, …` in order. */
 function numbered(...uuids: string[]): SessionStoreEntry[] {
   return uuids.map((uuid, i) => e({ uuid, n: i + 1 }));
-}
-
-function show(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
 /** Throws unless `actual` deep-equals `expected` (JSON, key order free). */

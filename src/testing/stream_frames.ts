@@ -8,7 +8,7 @@
  */
 
 import type { StreamEventFrame } from "../protocol/messages.ts";
-import { DEFAULT_MODEL, DEFAULT_SESSION_ID, nextId } from "./_frame_defaults.ts";
+import { DEFAULT_MODEL, DEFAULT_SESSION_ID, messageUsage, nextId } from "./_frame_defaults.ts";
 
 /** Options of {@linkcode streamTextDeltaFrames}. */
 export interface StreamFramesOptions {
@@ -72,12 +72,7 @@ export function streamTextDeltaFrames(
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: {
-          input_tokens: 42,
-          output_tokens: 1,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-        },
+        usage: messageUsage(),
       },
     },
     { type: "content_block_start", index, content_block: { type: "text", text: "" } },

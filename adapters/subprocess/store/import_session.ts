@@ -5,7 +5,7 @@
  * @module
  */
 
-import { messageOf } from "../../../src/_values.ts";
+import { isRecord, messageOf } from "../../../src/_values.ts";
 import { FrameDecoder } from "../../../src/codec/frame_decoder.ts";
 import { DuplexError } from "../../../src/errors.ts";
 import { checkProjectKey } from "../../../src/store/_store_checks.ts";
@@ -207,7 +207,7 @@ export async function importSessionToStore(
           .skip("invalid_json", `Skipped an unreadable sidecar: ${messageOf(error)}`, "");
       }
     }
-    if (typeof meta === "object" && meta !== null && !Array.isArray(meta)) {
+    if (isRecord(meta)) {
       await store.append(subKey, [{ ...meta, type: "agent_metadata" }]);
     }
     subagents.push(subpath);
