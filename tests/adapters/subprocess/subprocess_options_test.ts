@@ -6,7 +6,12 @@ import {
   subprocess,
   type SubprocessOptions,
 } from "../../../adapters/subprocess/mod.ts";
-import { checkOptions } from "../../../adapters/subprocess/subprocess_options.ts";
+import {
+  checkOptions,
+  checkSubprocessOptions,
+} from "../../../adapters/subprocess/subprocess_options.ts";
+import { planLaunch } from "../../../adapters/subprocess/build_args.ts";
+import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
 import { DuplexError, isDuplexError } from "../../../src/errors.ts";
 
 Deno.test({
@@ -72,6 +77,27 @@ Deno.test({
       stderrTailBytes: DEFAULT_STDERR_TAIL_BYTES,
       hostSignal: "close-and-exit",
     });
+  },
+});
+
+Deno.test({
+  name: "checkSubprocessOptions() checks everything once, purely: the options, the plan, the close",
+  permissions: "none",
+  fn: () => {
+    const given: SubprocessOptions = { sessionStore: new InMemorySessionStore(), model: "sonnet" };
+    const checked = checkSubprocessOptions(given);
+    assert.equal(checked.options.sessionMirror, true);
+    assert.equal(given.sessionMirror, undefined, "the caller's object is left as it was");
+    assert.deepEqual(checked.plan.args, planLaunch(checked.options).args);
+    assert.ok(checked.plan.args.includes("--session-mirror"));
+    assert.deepEqual(checked.close, checkOptions({}));
+    assert.equal(checkSubprocessOptions({}).options.sessionMirror, undefined);
+    // The same refusals as subprocess(), the CLI flags first.
+    assert.throws(
+      () => checkSubprocessOptions({ permissionMode: "yolo" as "plan", stderrTailBytes: 0 }),
+      /permissionMode/,
+    );
+    assert.throws(() => checkSubprocessOptions({ stderrTailBytes: 0 }), /stderrTailBytes/);
   },
 });
 
