@@ -11,7 +11,7 @@
 
 import type { TransportExit } from "../errors.ts";
 import { isRecord } from "../_values.ts";
-import { parseTraceContext } from "./_trace_context.ts";
+import { parseTraceContext } from "../telemetry/_trace_context.ts";
 import {
   type ClientMessage,
   RELAY_ERROR_KINDS,
