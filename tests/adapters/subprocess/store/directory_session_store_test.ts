@@ -279,6 +279,9 @@ Deno.test("DirectorySessionStore checks its options and input", async () => {
   assert.equal(await store.load(KEY), null);
   assert.deepEqual(await store.listSessions(KEY.projectKey), []);
   assert.deepEqual(await store.listSubkeys(KEY), []);
+  const withSubpath = { ...KEY, subpath: "" };
+  assert.deepEqual(await store.listSubkeys(withSubpath), [], "a subpath beside it is not read");
+  await assert.rejects(store.listSubkeys({ ...KEY, sessionId: "" }), TypeError);
   await store.delete(KEY);
   await store.append(KEY, []);
   await assert.rejects(
