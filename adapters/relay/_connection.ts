@@ -10,7 +10,7 @@ import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { heartbeat } from "../../src/wire/_heartbeat.ts";
 import type { ClientMessage, RelayMessage } from "../../src/wire/wire.ts";
 import { parseClientFrame } from "../../src/wire/wire_parse.ts";
-import type { TraceContext } from "../../src/wire/_trace_context.ts";
+import type { TraceContext } from "../../src/telemetry/_trace_context.ts";
 import type { Credential } from "./_access.ts";
 import type { ConnectionHost } from "./_connection_host.ts";
 import {

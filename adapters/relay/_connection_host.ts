@@ -6,7 +6,7 @@
  */
 
 import type { SpawnRequest } from "../../src/wire/wire.ts";
-import type { TraceContext } from "../../src/wire/_trace_context.ts";
+import type { TraceContext } from "../../src/telemetry/_trace_context.ts";
 import type { Credential } from "./_access.ts";
 import type { RelayConnection } from "./_connection.ts";
 import type { RelaySession } from "./_relay_session.ts";

@@ -10,7 +10,7 @@ import { messageOf } from "../../src/_values.ts";
 import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError } from "../../src/errors.ts";
 import { CLOSE, type SpawnRequest, SUBPROTOCOL } from "../../src/wire/wire.ts";
-import type { TraceContext } from "../../src/wire/_trace_context.ts";
+import type { TraceContext } from "../../src/telemetry/_trace_context.ts";
 import { Telemetry, TELEMETRY_OFF } from "../../src/telemetry/_telemetry.ts";
 import type { TransportFactory } from "../../src/transport/transport.ts";
 import { VERSION } from "../../src/version.ts";

@@ -19,7 +19,8 @@
  */
 
 import { abortable, deadline, sleep } from "../../src/_deadline.ts";
-import { base64url, type SpawnRequest } from "../../src/wire/wire.ts";
+import { base64url } from "../../src/codec/base64url.ts";
+import type { SpawnRequest } from "../../src/wire/wire.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
 
 import { RELAY_SESSIONS_PROJECT_KEY } from "./relay_options.ts";

@@ -7,7 +7,8 @@
 
 import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { utf8Length } from "../../src/_utf8.ts";
-import { base64url, CLOSE, encodeOutput, type RelayMessage } from "../../src/wire/wire.ts";
+import { base64url } from "../../src/codec/base64url.ts";
+import { CLOSE, encodeOutput, type RelayMessage } from "../../src/wire/wire.ts";
 import type { RecordState } from "./_relay_record.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { HIBERNATED_TAIL_BYTES, resumeOptions } from "./_hibernation.ts";

@@ -9,7 +9,7 @@
 
 import type { TransportExit } from "../../src/errors.ts";
 import type { Refusal } from "../../src/wire/wire.ts";
-import type { TraceContext } from "../../src/wire/_trace_context.ts";
+import type { TraceContext } from "../../src/telemetry/_trace_context.ts";
 import type { MirrorEvent } from "../../src/store/mirror_target.ts";
 import { NO_SPAN, type SpanHandle, type Telemetry } from "../../src/telemetry/_telemetry.ts";
 

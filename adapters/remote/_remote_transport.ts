@@ -16,7 +16,7 @@ import { describeExit, DuplexError, excerptOf, type TransportExit } from "../../
 import { type ClientMessage, CLOSE, decodeOutput, type ReadyMessage } from "../../src/wire/wire.ts";
 import { heartbeat } from "../../src/wire/_heartbeat.ts";
 import { parseRelayMessage } from "../../src/wire/wire_parse.ts";
-import { parseTraceContext, type TraceContext } from "../../src/wire/_trace_context.ts";
+import { parseTraceContext, type TraceContext } from "../../src/telemetry/_trace_context.ts";
 import type { Transport, TransportInfo } from "../../src/transport/transport.ts";
 import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { type Frame, InboundFrames } from "./_inbound.ts";

@@ -16,7 +16,7 @@
  */
 
 import { isRecord } from "../_values.ts";
-import { base64url, fromBase64url } from "../wire/wire.ts";
+import { base64url, fromBase64url } from "../codec/base64url.ts";
 
 /** The fewest bytes of an HS256 secret (the length of a SHA-256 hash). */
 export const MIN_SECRET_BYTES = 32;
