@@ -28,9 +28,6 @@ import type {
 import type { SystemFrame, SystemFrameMap, SystemSubtype } from "./system_frame.ts";
 import type { SystemInitFrame } from "./system_frames.ts";
 
-// moved to src/_values.ts; re-exported until the imports are updated
-export { isRecord } from "../_values.ts";
-
 function isKnownSubtype(subtype: string): subtype is SystemSubtype {
   return Object.hasOwn(SYSTEM_FIELDS, subtype);
 }

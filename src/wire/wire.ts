@@ -47,9 +47,6 @@
 import { base64url, fromBase64url } from "../codec/base64url.ts";
 import type { TransportExit } from "../errors.ts";
 
-// moved to src/codec/base64url.ts; re-exported until the imports are updated
-export { base64url, fromBase64url } from "../codec/base64url.ts";
-
 /** The WebSocket subprotocol of this protocol version. */
 export const SUBPROTOCOL = "duplex-claude.v1";
 
