@@ -12,7 +12,7 @@
 import { messageOf } from "../../src/_values.ts";
 import { abortable, deadline } from "../../src/_deadline.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
-import { projectFolderName } from "../subprocess/history/_paths.ts";
+import { projectKeyOf } from "../../src/store/project_key.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { type Credential, ownedBy } from "./_access.ts";
 import { Refusal } from "./_policy.ts";
@@ -87,7 +87,7 @@ export async function wakeFromStore(
     resent: {
       store,
       transcript: {
-        projectKey: settings.projectKey ?? projectFolderName(cwd),
+        projectKey: settings.projectKey ?? projectKeyOf(cwd),
         sessionId: cliSessionId,
       },
       loadTimeoutMs,

@@ -40,7 +40,7 @@
  */
 
 import { messageOf } from "../../src/_values.ts";
-import { DirectorySessionStore } from "../subprocess/mod.ts";
+import { DirectorySessionStore } from "../subprocess/history/mod.ts";
 import { serveRelay } from "./mod.ts";
 
 function fail(message: string): never {

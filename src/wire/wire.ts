@@ -9,7 +9,7 @@
  *   (the Web `WebSocket` constructor cannot set headers); an
  *   `Authorization: Bearer <token>` header is accepted too. The token is a
  *   static one the relay was started with, or a scoped HS256 JWT minted by
- *   `mintRelayToken` (see `relay_token.ts`). Every session is bound to the
+ *   `mintRelayToken` (`@duplex/claude/token`, `src/token/relay_token.ts`). Every session is bound to the
  *   credential that created it (the static token, or the JWT's subject).
  * - Bounds: a text frame of more than the relay's `maxFrameBytes` is refused
  *   before it is parsed, and input beyond `maxPendingInputBytes` waiting for

@@ -21,12 +21,8 @@
  */
 
 import { DuplexSession, type TransportFactory } from "../../mod.ts";
-import {
-  type PoolEvent,
-  SessionPool,
-  subprocess,
-  type SubprocessOptions,
-} from "../../adapters/subprocess/mod.ts";
+import { subprocess, type SubprocessOptions } from "../../adapters/subprocess/mod.ts";
+import { type PoolEvent, SessionPool } from "../../adapters/subprocess/pool/mod.ts";
 import { echoTurn, loadAverage, processOf, sleep, timed, until } from "./_pool_bench.ts";
 import type { CliTarget } from "./turns.ts";
 

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { SessionPool } from "../../adapters/subprocess/mod.ts";
+import { SessionPool } from "../../adapters/subprocess/pool/mod.ts";
 import { quantile } from "./_measure.ts";
 import { descendants, loadAverage, processOf, TURN_LIMIT_MS } from "./_pool_bench.ts";
 import type { CliTarget } from "./turns.ts";

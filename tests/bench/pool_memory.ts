@@ -11,7 +11,8 @@
  */
 
 import type { TransportFactory } from "../../mod.ts";
-import { SessionPool, type SubprocessOptions } from "../../adapters/subprocess/mod.ts";
+import { type SubprocessOptions } from "../../adapters/subprocess/mod.ts";
+import { SessionPool } from "../../adapters/subprocess/pool/mod.ts";
 import { ScriptedCli } from "../../src/testing/mod.ts";
 import { echoTurn, loadAverage, until } from "./_pool_bench.ts";
 import { forceGc } from "./_measure.ts";

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { type PoolEvent, SessionPool } from "../../adapters/subprocess/mod.ts";
+import { type PoolEvent, SessionPool } from "../../adapters/subprocess/pool/mod.ts";
 import {
   echoTurn,
   loadAverage,

@@ -10,13 +10,12 @@
 
 import assert from "node:assert/strict";
 import type { Transport } from "../../mod.ts";
+import { subprocess, type SubprocessOptions } from "../../adapters/subprocess/mod.ts";
 import {
   type PoolEvent,
   SessionPool,
   type SessionPoolOptions,
-  subprocess,
-  type SubprocessOptions,
-} from "../../adapters/subprocess/mod.ts";
+} from "../../adapters/subprocess/pool/mod.ts";
 import type { Sandbox } from "./_harness.ts";
 import type { FakeApi, FakeApiRequest } from "./fake_api.ts";
 import { assertNoneLeft } from "./_ps.ts";

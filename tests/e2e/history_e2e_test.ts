@@ -24,7 +24,7 @@ import {
   listSessions,
   renameSession,
   tagSession,
-} from "../../adapters/subprocess/mod.ts";
+} from "../../adapters/subprocess/history/mod.ts";
 import { e2eTest, type Sandbox, sandboxedCli, waitUntil, withSandbox } from "./_harness.ts";
 import { sentToModel } from "./fake_api.ts";
 import { Terminal, tmuxAvailable } from "./_terminal.ts";

@@ -13,7 +13,7 @@
 
 import assert from "node:assert/strict";
 import { isDuplexError } from "../../mod.ts";
-import { deleteSession } from "../../adapters/subprocess/mod.ts";
+import { deleteSession } from "../../adapters/subprocess/history/mod.ts";
 import { e2eTest, processAlive, waitUntil, withSandbox } from "./_harness.ts";
 import { messagesOf, requestOf, TURN, withPool } from "./_pool_harness.ts";
 

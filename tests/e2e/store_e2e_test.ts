@@ -16,7 +16,7 @@ import {
   deleteSession,
   getSessionInfo,
   getSessionMessages,
-} from "../../adapters/subprocess/mod.ts";
+} from "../../adapters/subprocess/history/mod.ts";
 import { DirectorySessionStore } from "../../adapters/subprocess/store/directory_session_store.ts";
 import { importSessionToStore } from "../../adapters/subprocess/store/import_session.ts";
 import { materializeSession } from "../../adapters/subprocess/store/materialize_session.ts";

@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { DuplexSession } from "../../mod.ts";
-import { SessionPool, subprocess } from "../../adapters/subprocess/mod.ts";
+import { subprocess } from "../../adapters/subprocess/mod.ts";
+import { SessionPool } from "../../adapters/subprocess/pool/mod.ts";
 import type { SessionKey, SessionStoreEntry } from "../../src/store/session_store.ts";
 import type { SessionEvent } from "../../src/session/events.ts";
 import { e2eTest, exists, withSandbox } from "./_harness.ts";

@@ -16,7 +16,7 @@ import {
   STORE_CONTRACTS,
 } from "../../src/testing/session_store_conformance.ts";
 import { importSessionToStore } from "../../adapters/subprocess/store/import_session.ts";
-import { getSessionMessages } from "../../adapters/subprocess/mod.ts";
+import { getSessionMessages } from "../../adapters/subprocess/history/mod.ts";
 import {
   copyHistory,
   RECORDED_DIR,

@@ -44,9 +44,6 @@ import { Launcher } from "./_launcher.ts";
 import { PoolReport } from "./_pool_report.ts";
 import { type Place, WaitingLine } from "./_waiting_line.ts";
 
-// moved to ./pool_events.ts; re-exported until the imports are updated
-export type { ConversationState } from "./pool_events.ts";
-
 /**
  * Many conversations on one host over a few live `claude` processes.
  *

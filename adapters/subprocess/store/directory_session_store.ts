@@ -140,7 +140,7 @@ export interface DirectorySessionStoreOptions {
  *
  * @example Keep transcripts in a folder
  * ```ts ignore
- * import { DirectorySessionStore } from "@duplex/claude/subprocess";
+ * import { DirectorySessionStore } from "@duplex/claude/history";
  *
  * const store = new DirectorySessionStore("/var/lib/claude-sessions");
  * await store.append({ projectKey: "tenant-1", sessionId: "5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f" }, [

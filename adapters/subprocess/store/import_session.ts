@@ -162,7 +162,7 @@ function checkBatchSize(value: unknown, action: string): number {
  *
  * @example Copy a session into a directory store
  * ```ts ignore
- * import { DirectorySessionStore, importSessionToStore } from "@duplex/claude/subprocess";
+ * import { DirectorySessionStore, importSessionToStore } from "@duplex/claude/history";
  *
  * const store = new DirectorySessionStore("/var/lib/claude-sessions");
  * const { key } = await importSessionToStore("5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f", store, {

@@ -105,7 +105,8 @@ async function writeWhole(file: string, text: string, replace: boolean): Promise
  * @example Continue a stored session on a fresh host
  * ```ts ignore
  * import { DuplexSession } from "@duplex/claude";
- * import { DirectorySessionStore, materializeSession, subprocess } from "@duplex/claude/subprocess";
+ * import { subprocess } from "@duplex/claude/subprocess";
+ * import { DirectorySessionStore, materializeSession } from "@duplex/claude/history";
  *
  * const store = new DirectorySessionStore("/var/lib/claude-sessions");
  * const sessionId = "5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f";

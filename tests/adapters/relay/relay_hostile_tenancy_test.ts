@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { mintRelayToken, type RelayOptions, serveRelay } from "../../../adapters/relay/mod.ts";
 import { tenantId } from "../../../adapters/relay/_tenancy.ts";
-import { DirectorySessionStore } from "../../../adapters/subprocess/mod.ts";
+import { DirectorySessionStore } from "../../../adapters/subprocess/history/mod.ts";
 import { MARKER_VARIABLE } from "../../../adapters/subprocess/_marked_processes.ts";
 import { isDuplexError } from "../../../src/errors.ts";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";

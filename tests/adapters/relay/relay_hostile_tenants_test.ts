@@ -230,7 +230,8 @@ Deno.test("spawn.resume opens only the asking owner's own conversation", async (
           try {
             const store: SessionStore = kind === "in memory"
               ? new InMemorySessionStore()
-              : new (await import("../../../adapters/subprocess/mod.ts")).DirectorySessionStore(
+              : new (await import("../../../adapters/subprocess/history/mod.ts"))
+                .DirectorySessionStore(
                 folder,
               );
             // One project key for every relay and owner: the transcript's key is its id alone.

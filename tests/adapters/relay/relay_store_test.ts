@@ -14,7 +14,7 @@ import type {
   SessionStore,
   SessionStoreEntry,
 } from "../../../src/store/session_store.ts";
-import { DirectorySessionStore } from "../../../adapters/subprocess/mod.ts";
+import { DirectorySessionStore } from "../../../adapters/subprocess/history/mod.ts";
 import {
   RELAY_SESSIONS_PROJECT_KEY as RELAY_PROJECT_KEY,
   type RelayOptions,

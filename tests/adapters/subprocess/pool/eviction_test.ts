@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SessionPool } from "../../../../adapters/subprocess/mod.ts";
+import { SessionPool } from "../../../../adapters/subprocess/pool/mod.ts";
 import { isDuplexError } from "../../../../src/errors.ts";
 import type { PermissionRequest } from "../../../../src/permissions/permission.ts";
 import { EventLog, fakePool, FakeState, until } from "./_helpers.ts";

@@ -4,7 +4,7 @@ import {
   type PoolEvent,
   SessionPool,
   type SessionPoolOptions,
-} from "../../../../adapters/subprocess/mod.ts";
+} from "../../../../adapters/subprocess/pool/mod.ts";
 import { isDuplexError } from "../../../../src/errors.ts";
 import type { DuplexSession } from "../../../../src/session/duplex_session.ts";
 import { EventLog, fakePool, fakeProcess, FakeState, until } from "./_helpers.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SessionPool } from "../../../../adapters/subprocess/mod.ts";
+import { SessionPool } from "../../../../adapters/subprocess/pool/mod.ts";
 import { isDuplexError } from "../../../../src/errors.ts";
 import { waitGone } from "../_helpers.ts";
 import { delay, EventLog, fakePool, FakeState } from "./_helpers.ts";

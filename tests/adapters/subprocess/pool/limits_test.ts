@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type PoolHealth, SessionPool } from "../../../../adapters/subprocess/mod.ts";
+import { type PoolHealth, SessionPool } from "../../../../adapters/subprocess/pool/mod.ts";
 import { isDuplexError } from "../../../../src/errors.ts";
 import type { DuplexSession } from "../../../../src/session/duplex_session.ts";
 import { CountingLaunch, EventLog, fakePool, FakeState, until } from "./_helpers.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type PoolEvent, SessionPool } from "../../../../adapters/subprocess/mod.ts";
+import { type PoolEvent, SessionPool } from "../../../../adapters/subprocess/pool/mod.ts";
 import { isDuplexError } from "../../../../src/errors.ts";
 import { delay, EventLog, fakePool, fakeProcess, FakeState, until } from "./_helpers.ts";
 

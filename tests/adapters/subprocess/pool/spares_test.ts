@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  SessionPool,
-  subprocess,
-  type SubprocessOptions,
-} from "../../../../adapters/subprocess/mod.ts";
+import { subprocess, type SubprocessOptions } from "../../../../adapters/subprocess/mod.ts";
+import { SessionPool } from "../../../../adapters/subprocess/pool/mod.ts";
 import { isDuplexError } from "../../../../src/errors.ts";
 import type { TransportFactory } from "../../../../src/transport/transport.ts";
 import { waitGone } from "../_helpers.ts";

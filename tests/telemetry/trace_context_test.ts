@@ -6,8 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { parseTraceContext, parseTraceparent } from "../../../src/wire/_trace_context.ts";
-import { parseClientFrame, parseClientMessage } from "../../../src/wire/wire_parse.ts";
+import { parseTraceContext, parseTraceparent } from "../../src/telemetry/_trace_context.ts";
+import { parseClientFrame, parseClientMessage } from "../../src/wire/wire_parse.ts";
 
 const NONE = { permissions: "none" } as const;
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
