@@ -49,9 +49,6 @@ Deno.test("the package holds every file README.md and docs/ link to", {
   assert.deepEqual(outside, [], `linked but excluded from the package: ${outside.join(", ")}`);
 });
 
-/** The entries whose module doc has no example that runs yet (owned elsewhere; issue 22). */
-const NO_RUNNING_EXAMPLE_YET = new Set(["./remote", "./postgres"]);
-
 Deno.test("every deno.json export is doc-linted and its module doc has an example that runs", {
   permissions: { read: ["."] },
 }, async () => {
@@ -70,6 +67,5 @@ Deno.test("every deno.json export is doc-linted and its module doc has an exampl
     if (!/@example[^\n]*\n\s*\* ```ts(?![^\n]*\bignore\b)/.test(doc)) without.push(entry);
   }
   assert.deepEqual(unlinted, [], "exports missing from the doc:lint task");
-  const unexpected = without.filter((entry) => !NO_RUNNING_EXAMPLE_YET.has(entry));
-  assert.deepEqual(unexpected, [], "entries whose module doc has no example that runs");
+  assert.deepEqual(without, [], "entries whose module doc has no example that runs");
 });

@@ -12,6 +12,18 @@
  * - {@linkcode postgresSessionStoreSchema}: its tables as SQL, for
  *   migrations you run yourself (`createSchema: false`).
  *
+ * @example The tables as SQL, for a migration you run yourself
+ * ```ts
+ * import { postgresSessionStoreSchema } from "@duplex/claude/postgres";
+ * import assert from "node:assert/strict";
+ *
+ * // The statements the store runs on first use, idempotent; with them run by your
+ * // migration tool, give the store `createSchema: false`.
+ * const migration = postgresSessionStoreSchema({ table: "transcripts" });
+ * assert.match(migration, /CREATE TABLE IF NOT EXISTS "transcripts" \(/);
+ * assert.match(migration, /CREATE TABLE IF NOT EXISTS "transcripts_keys" \(/);
+ * ```
+ *
  * @example Mirror a session to PostgreSQL and read it back
  * ```ts ignore
  * import postgres from "npm:postgres@3";
