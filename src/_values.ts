@@ -5,7 +5,8 @@
  *
  * - `isRecord` tells a JSON object from everything else (arrays and null too).
  * - `jsonEqual` compares JSON values deeply, ignoring key order.
- * - `messageOf` is an error's message, or any other thrown value as text.
+ * - `messageOf` is an error's message, or any other thrown value as text;
+ *   `errorOf` is the thrown value as an `Error` (itself if it is one).
  * - `describe` names a value for an error message without echoing it whole:
  *   `null`, `an array`, `a function`, a string as a quoted excerpt, otherwise
  *   its type (`number 5`, `an object`).
@@ -50,6 +51,17 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
  */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A thrown value as an `Error`: the value itself if it is one, otherwise an
+ * `Error` whose message is the value as text.
+ *
+ * @param error What was thrown or a promise rejected with.
+ * @returns An `Error`, for an event or a report that carries one.
+ */
+export function errorOf(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 /**

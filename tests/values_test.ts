@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { describe, isRecord, jsonEqual, messageOf } from "../src/_values.ts";
+import { describe, errorOf, isRecord, jsonEqual, messageOf } from "../src/_values.ts";
 
 Deno.test("isRecord() accepts plain objects only", { permissions: "none" }, () => {
   assert.ok(isRecord({}));
@@ -43,4 +43,15 @@ Deno.test("describe() names a value without echoing it whole", { permissions: "n
     [3n, "bigint 3"],
   ];
   for (const [value, expected] of cases) assert.equal(describe(value), expected);
+});
+
+Deno.test("errorOf() keeps an Error as it is and wraps anything else", {
+  permissions: "none",
+}, () => {
+  const error = new TypeError("bad");
+  assert.equal(errorOf(error), error);
+  const wrapped = errorOf("disk full");
+  assert.ok(wrapped instanceof Error);
+  assert.equal(wrapped.message, "disk full");
+  assert.equal(errorOf(undefined).message, "undefined");
 });

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { errorOf } from "../_values.ts";
 import { abortable, checkMs, deadline, sleep } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { TranscriptMirrorFrame } from "../protocol/status_frames.ts";
@@ -240,7 +241,7 @@ export class TranscriptMirror {
       status: "failed",
       key: transcript.key,
       entries: batch.length,
-      error: error instanceof Error ? error : new Error(String(error)),
+      error: errorOf(error),
       retryInMs: canCatchUp ? transcript.catchUpDelay : undefined,
     });
     if (canCatchUp) this.#scheduleCatchUp(transcript);
@@ -299,7 +300,7 @@ export class TranscriptMirror {
         status: "failed",
         key: transcript.key,
         entries: 0,
-        error: error instanceof Error ? error : new Error(String(error)),
+        error: errorOf(error),
         retryInMs: this.#closed ? undefined : transcript.catchUpDelay,
       });
       this.#scheduleCatchUp(transcript);

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { errorOf } from "../_values.ts";
 import { DuplexError } from "../errors.ts";
 import type { Transport, TransportFactory, TransportOpenContext } from "../transport/transport.ts";
 import { toMatcher } from "./_frame_matcher.ts";
@@ -273,6 +274,6 @@ export class ScriptedCli {
   }
 
   #report(error: unknown): void {
-    this.#errors.push(error instanceof Error ? error : new Error(String(error)));
+    this.#errors.push(errorOf(error));
   }
 }

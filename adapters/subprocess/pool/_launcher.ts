@@ -8,7 +8,7 @@
  */
 
 import { abortable, deadline } from "../../../src/_deadline.ts";
-import { messageOf } from "../../../src/_values.ts";
+import { errorOf, messageOf } from "../../../src/_values.ts";
 import { DuplexError, excerptOf, isDuplexError } from "../../../src/errors.ts";
 import { DuplexSession } from "../../../src/session/duplex_session.ts";
 import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
@@ -190,7 +190,7 @@ export class Launcher {
       type: "handout_failed",
       key,
       kind: spare.kind,
-      error: error instanceof Error ? error : new Error(String(error)),
+      error: errorOf(error),
     });
   }
 

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { errorOf } from "../../../src/_values.ts";
 import type { DuplexSession } from "../../../src/session/duplex_session.ts";
 import type { PoolEvent, SpareKind } from "./pool_events.ts";
 
@@ -174,7 +175,7 @@ export class SpareShelf {
         this.#deps.publish({
           type: "spare_failed",
           kind,
-          error: error instanceof Error ? error : new Error(String(error)),
+          error: errorOf(error),
           retryInMs,
         });
       },

@@ -15,6 +15,7 @@
  * @module
  */
 
+import { errorOf } from "../../../src/_values.ts";
 import { abortable, checkMs, deadline } from "../../../src/_deadline.ts";
 import { DuplexError } from "../../../src/errors.ts";
 import type { DuplexSession } from "../../../src/session/duplex_session.ts";
@@ -399,7 +400,7 @@ export class SessionPool implements AsyncDisposable {
       this.#report.publish({
         type: "start_failed",
         key: conversation.key,
-        error: error instanceof Error ? error : new Error(String(error)),
+        error: errorOf(error),
       });
       conversation.state = from;
       throw error;
