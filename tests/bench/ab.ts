@@ -17,7 +17,7 @@
  * working tree), `--only=<workloads>` (passed on),
  * `--rows=<ids>` (rows to show; default every row both sides printed),
  * `--runs=<n>` (runs per side, default 2), `--smoke`, `--no-cli`, `--no-sdk`,
- * `--rounds=<n>` (passed on).
+ * `--rounds=<n>`, `--pool=<parts>` (passed on).
  * The SDK and CLI installs in `.cache/` are shared with the base tree.
  *
  * @module
@@ -54,7 +54,7 @@ function parseOptions(args: readonly string[]): Options {
     else if (flag === "--rows" && value) options.rows = new Set(value.split(","));
     else if (flag === "--runs" && value) options.runs = Math.max(1, Number(value));
     else if (flag === "--smoke") options.smoke = true;
-    else if (flag === "--no-cli" || flag === "--no-sdk" || flag === "--rounds") {
+    else if (["--no-cli", "--no-sdk", "--rounds", "--pool"].includes(flag)) {
       options.passOn.push(arg);
     } else throw new Error(`Cannot compare: unknown flag ${arg}; see tests/bench/ab.ts`);
   }
