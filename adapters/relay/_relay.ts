@@ -3,6 +3,12 @@
  * token, their starts and wakes (bounded by `_session_room.ts`), and its
  * shutdown. `serveRelay()` starts one.
  *
+ * About 460 lines, a little over the house's ~450: one class whose methods are
+ * the steps of a session's way in (handle, open, spawn, wake) and out
+ * (shutdown), each short; what had a seam of its own is already out
+ * (`_session_room.ts`, `_admission.ts`, `_connection_host.ts`,
+ * `_store_wake.ts`, `_hibernation.ts`).
+ *
  * @module
  */
 
