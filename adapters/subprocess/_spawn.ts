@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { LaunchedCli } from "../../src/compat/cli_check.ts";
 import type { MirrorTarget } from "../../src/store/mirror_target.ts";
 import { childConfigDir, mirrorTargetOf } from "./_store_link.ts";
 import { prepareStoreResume, type ResumeFolder } from "./_store_resume.ts";
@@ -39,6 +40,8 @@ export interface Spawned {
   readonly initialize: Readonly<Record<string, unknown>>;
   /** The mirror target, with a `sessionStore`. */
   readonly mirror: MirrorTarget | undefined;
+  /** What the launch asked of the CLI (its permission mode), for the session's checks. */
+  readonly cli: LaunchedCli;
   /** Removes the private files now, synchronously (for the host's exit). */
   removePrivateFilesSync(): void;
 }
@@ -164,6 +167,7 @@ export async function spawnCli(
     description: describeCommand(command.program, command.args),
     initialize: plan.initialize,
     mirror: mirrorTargetOf(options, childConfigDir(env, cwd), resumed),
+    cli: plan.permissionMode === undefined ? {} : { permissionMode: plan.permissionMode },
     removePrivateFilesSync: () => folder?.removeSync(),
   };
 }

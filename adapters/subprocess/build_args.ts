@@ -59,6 +59,13 @@ export interface CliLaunch {
    * (`skills`): the transport hands them to the session.
    */
   readonly initialize: Readonly<Record<string, unknown>>;
+  /**
+   * The permission mode the arguments ask for: `permissionMode`, else
+   * `"default"` (the arguments always name one), or the last one `extraArgs`
+   * name. The session checks that the CLI reports it. Unset when `extraArgs`
+   * name one that cannot be read.
+   */
+  readonly permissionMode?: string;
 }
 
 /** The folder name `buildArgs` puts in the arguments when none is given. */
@@ -79,7 +86,10 @@ const BASE_ARGS: readonly string[] = [
  *
  * Always `--output-format stream-json --verbose --input-format stream-json`
  * and, unless `permissionPromptToolName` names a tool (or the deprecated
- * `permissionPromptTool: false` is given), `--permission-prompt-tool=stdio`.
+ * `permissionPromptTool: false` is given), `--permission-prompt-tool=stdio`;
+ * always `--permission-mode` (`default` unless `permissionMode` says
+ * otherwise): what runs without asking never depends on the CLI's own
+ * default, which differs between versions (2.1.300's is `auto`).
  * Valued flags use the one-item `--flag=value` form, which the CLI reads the
  * same way as two items and which stays unambiguous when a value starts with
  * `-`. `extraArgs` come last.
@@ -99,7 +109,8 @@ const BASE_ARGS: readonly string[] = [
  * const args = buildArgs({ model: "sonnet", maxTurns: 3, settingSources: [] });
  * assert.deepEqual(args, [
  *   "--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
- *   "--permission-prompt-tool=stdio", "--model=sonnet", "--max-turns=3", "--setting-sources=",
+ *   "--permission-prompt-tool=stdio", "--permission-mode=default",
+ *   "--model=sonnet", "--max-turns=3", "--setting-sources=",
  * ]);
  * ```
  */
@@ -205,6 +216,18 @@ function plan(
 
   const promptTool = promptToolArg(o);
   if (promptTool !== undefined) args.push(`--permission-prompt-tool=${promptTool}`);
+  // Always named: what runs unasked must never be the CLI's default (2.1.300's was "auto").
+  const bypass = flag("allowDangerouslySkipPermissions", o.allowDangerouslySkipPermissions);
+  const mode = o.permissionMode === undefined
+    ? "default"
+    : oneOf("permissionMode", o.permissionMode, PERMISSION_MODES);
+  if (mode === "bypassPermissions" && !bypass) {
+    throw invalid(
+      `permissionMode "bypassPermissions" skips every permission check; ` +
+        `also pass allowDangerouslySkipPermissions: true to mean it`,
+    );
+  }
+  args.push(`--permission-mode=${mode}`);
   if (o.permissionPrompts !== undefined) {
     args.push(
       `--permission-prompts=${oneOf("permissionPrompts", o.permissionPrompts, ["host", "none"])}`,
@@ -215,17 +238,6 @@ function plan(
     const fallback = text("fallbackModel", o.fallbackModel);
     if (fallback === o.model) throw invalid("fallbackModel must differ from model", fallback);
     args.push(`--fallback-model=${fallback}`);
-  }
-  const bypass = flag("allowDangerouslySkipPermissions", o.allowDangerouslySkipPermissions);
-  if (o.permissionMode !== undefined) {
-    const mode = oneOf("permissionMode", o.permissionMode, PERMISSION_MODES);
-    if (mode === "bypassPermissions" && !bypass) {
-      throw invalid(
-        `permissionMode "bypassPermissions" skips every permission check; ` +
-          `also pass allowDangerouslySkipPermissions: true to mean it`,
-      );
-    }
-    args.push(`--permission-mode=${mode}`);
   }
   if (bypass) args.push("--allow-dangerously-skip-permissions");
   if (o.agent !== undefined) args.push(`--agent=${text("agent", o.agent)}`);
@@ -336,8 +348,26 @@ function plan(
     env.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING = "true";
   }
   if (o.toolConfig !== undefined) Object.assign(env, toolConfigEnv(o.toolConfig));
-  if (o.extraArgs !== undefined) args.push(...extraArgs(o.extraArgs));
-  return { launch: { args, files, env, initialize }, named };
+  let permissionMode: string | undefined = mode;
+  if (o.extraArgs !== undefined) {
+    const extra = extraArgs(o.extraArgs);
+    args.push(...extra);
+    permissionMode = modeOfExtraArgs(extra, mode);
+  }
+  return {
+    launch: { args, files, env, initialize, ...(permissionMode && { permissionMode }) },
+    named,
+  };
+}
+
+/* The mode the CLI takes when extraArgs name one too (the last one counts); undefined when unreadable. */
+function modeOfExtraArgs(extra: readonly string[], mode: string): string | undefined {
+  let found: string | undefined = mode;
+  for (const [i, arg] of extra.entries()) {
+    if (arg.startsWith("--permission-mode=")) found = arg.slice("--permission-mode=".length);
+    else if (arg === "--permission-mode") found = extra[i + 1];
+  }
+  return found;
 }
 
 function promptToolArg(o: CliOptions): string | undefined {

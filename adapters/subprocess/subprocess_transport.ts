@@ -14,6 +14,7 @@
  */
 
 import { abortable, deadline } from "../../src/_deadline.ts";
+import type { LaunchedCli } from "../../src/compat/cli_check.ts";
 import { describeExit, DuplexError, excerptOf, type TransportExit } from "../../src/errors.ts";
 import type {
   Transport,
@@ -57,8 +58,11 @@ const WRITE_FAILURE_EXIT_WAIT_MS = 500;
  * The options are checked now, before anything is spawned. Each call of the
  * factory spawns one CLI: stdin, stdout and stderr piped, detached (the CLI
  * leads its own process group), always with
- * `--output-format stream-json --verbose --input-format stream-json` and
- * `--permission-prompt-tool=stdio`.
+ * `--output-format stream-json --verbose --input-format stream-json`,
+ * `--permission-prompt-tool=stdio` and `--permission-mode` (`default`
+ * unless `permissionMode` says otherwise). The transport's `info.cli` names
+ * that mode, and the session ends (`unsupported`) when the CLI reports
+ * another one before its first turn.
  *
  * Permissions: `--allow-run=<path of claude>` and `--allow-env` (to read
  * `CLAUDE_CLI`/`PATH` and pass the environment on). With only that, `close()`
@@ -114,7 +118,8 @@ const INPUT_TORN_DOWN = Symbol("input torn down");
 class SubprocessTransport implements Transport, HostExitMember {
   readonly readable: ReadableStream<Uint8Array>;
   readonly stderr: ReadableStream<string>;
-  readonly info: TransportInfo;
+  /** With `cli`: the permission mode asked for, which the session checks the CLI reports. */
+  readonly info: TransportInfo & { readonly cli: LaunchedCli };
   readonly closed: Promise<TransportExit>;
   readonly hostSignal: HostSignalMode;
   readonly terminateGraceMs: number;
@@ -164,6 +169,7 @@ class SubprocessTransport implements Transport, HostExitMember {
       freshChunks: true,
       ...(Object.keys(spawned.initialize).length > 0 ? { initialize: spawned.initialize } : {}),
       ...(spawned.mirror ? { mirror: spawned.mirror } : {}),
+      cli: spawned.cli,
     };
     this.#writer = child.stdin.getWriter();
     this.#writer.closed.catch(() => {});

@@ -2,6 +2,7 @@
 /* Where each frame the CLI writes goes: the control protocol's to its parts, the rest to subscribers. */
 
 import { classifyFrame, isSystemInit } from "../protocol/guards.ts";
+import type { CliCheck } from "./_cli_check.ts";
 import type { ControlChannel } from "./_control_channel.ts";
 import type { ControlRouter } from "./_control_router.ts";
 import type { TranscriptMirror } from "./_mirror.ts";
@@ -21,6 +22,8 @@ export interface FrameParts {
   readonly mirror: TranscriptMirror | undefined;
   /** Notes the session's identity from `system/init`. */
   readonly telemetry: SessionTelemetry;
+  /** Checks the first `system/init` against what the transport asked of the CLI, when it says. */
+  readonly cli: CliCheck | undefined;
   /** `system/init`: the session id. */
   identified(sessionId: string): void;
   /** Delivers an event to subscribers. */
@@ -58,6 +61,7 @@ export function routeFrame(raw: Record<string, unknown>, parts: FrameParts): voi
       if (isSystemInit(frame)) {
         parts.identified(frame.session_id);
         parts.telemetry.identified(frame);
+        parts.cli?.systemInit(frame);
       }
       break;
     case "result":

@@ -9,7 +9,9 @@
 
 import { encodeLine } from "../codec/ndjson_encode_stream.ts";
 import { Broadcast } from "../subscriptions/_broadcast.ts";
+import type { DuplexError } from "../errors.ts";
 import type { Transport } from "../transport/transport.ts";
+import { CliCheck } from "./_cli_check.ts";
 import { ControlChannel } from "./_control_channel.ts";
 import { ControlRouter } from "./_control_router.ts";
 import { type FrameParts, routeFrame } from "./_frame_router.ts";
@@ -84,7 +86,23 @@ export function wireSession(
   }, { graceMs: settings.interruptGraceMs, onUnresponsive: settings.onUnresponsive });
   telemetry.follow(turns);
   const mirror = transport.info.mirror && new TranscriptMirror(transport.info.mirror, publish);
-  const frames: FrameParts = { requests, control, turns, mirror, telemetry, identified, publish };
+  // A CLI in another permission mode than asked for: no turn of it may finish, nor run a tool.
+  const cli = CliCheck.of(transport.info, (refusal: DuplexError) => {
+    turns.failAll(refusal);
+    const interrupt = { timeoutMs: settings.interruptGraceMs };
+    control.request("interrupt", { cancel_queued: true }, interrupt).catch(() => {});
+    void end.fail(refusal);
+  });
+  const frames: FrameParts = {
+    requests,
+    control,
+    turns,
+    mirror,
+    telemetry,
+    cli,
+    identified,
+    publish,
+  };
   const pump = new ReadPump({
     transport,
     broadcast,
@@ -104,6 +122,7 @@ export function wireSession(
     assertUsable: (what) => end.assertUsable(what),
   }, {
     initialize: initializeFields(options, settings, transport.info.initialize),
+    cli,
     blocking: settings.hooks.blocking,
     servers: startupServers(settings.mcp),
   });
@@ -116,7 +135,7 @@ export function wireSession(
  * @returns The CLI's reply payload; rejects (never throws) with why not.
  */
 export function sendRequest(
-  parts: Pick<SessionParts, "end" | "control">,
+  parts: Pick<SessionParts, "end" | "control"> & { readonly cli?: CliCheck | undefined },
   subtype: string,
   fields: Record<string, unknown>,
   options: ControlRequestOptions,
@@ -127,6 +146,9 @@ export function sendRequest(
   } catch (error) {
     return Promise.reject(error);
   }
+  // A mode the host sets before the first turn is one the CLI may then report.
+  if (subtype === "set_permission_mode") parts.cli?.asked(fields.mode);
+  else if (subtype === "claim_session") parts.cli?.asked(fields.permission_mode);
   return parts.control.request(subtype, fields, options);
 }
 

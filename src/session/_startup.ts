@@ -24,6 +24,7 @@
 import type { DuplexError } from "../errors.ts";
 import type { HookEvent } from "../hooks/hooks.ts";
 import type { Transport } from "../transport/transport.ts";
+import type { CliCheck } from "./_cli_check.ts";
 import type { ControlChannel } from "./_control_channel.ts";
 import { PromptHold } from "./_prompt_hold.ts";
 import type { SessionTelemetry } from "./_session_telemetry.ts";
@@ -77,6 +78,8 @@ export interface StartupHost {
 export interface StartupPlan {
   /** The fields of `initialize`, or undefined when none is sent. */
   readonly initialize: Record<string, unknown> | undefined;
+  /** Checks the reply's permission mode against the transport's, when it states one. */
+  readonly cli: CliCheck | undefined;
   /** The hook events that ask for `onFailure: "block"`. */
   readonly blocking: readonly HookEvent[];
   /** The whole set of MCP servers, when it holds external ones (else undefined). */
@@ -87,6 +90,7 @@ export class Startup {
   /** Resolves with the CLI's answer to `initialize` (`undefined` when none was sent). */
   readonly initialized: Promise<SessionInfo | undefined>;
   readonly #host: StartupHost;
+  readonly #cli: CliCheck | undefined;
   /** Holds user lines until `initialize` confirms the hooks that ask to block (when any do). */
   readonly #hold: PromptHold | undefined;
   #info: SessionInfo | undefined;
@@ -103,9 +107,18 @@ export class Startup {
    */
   constructor(host: StartupHost, plan: StartupPlan) {
     this.#host = host;
+    this.#cli = plan.cli;
     let reply = plan.initialize === undefined
       ? undefined
       : host.control.request("initialize", plan.initialize);
+    const cli = plan.cli;
+    if (reply && cli) {
+      reply = reply.then((payload) => {
+        const refusal = cli.initialized(payload); // the session is ending with it
+        if (refusal) throw refusal;
+        return payload;
+      });
+    }
     if (reply && plan.blocking.length > 0) {
       // A hook that must block on failure is unsafe on a CLI that would only warn: user lines
       // wait for the reply to confirm, and when it does not, the session ends (as the SDK does).
@@ -141,8 +154,15 @@ export class Startup {
     return this.#hold?.refusal;
   }
 
-  /** A claim answered: its `initialize` payload describes the session now. */
+  /**
+   * A claim answered: its `initialize` payload describes the session now.
+   *
+   * @throws {DuplexError} `unsupported` when it reports another permission
+   *   mode than the session asked for (the session is ending).
+   */
   claimed(info: SessionInfo): void {
+    const refusal = this.#cli?.initialized(info.raw);
+    if (refusal) throw refusal;
     this.#info = info;
   }
 

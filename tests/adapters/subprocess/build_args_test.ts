@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { buildArgs, type CliOptions } from "../../../adapters/subprocess/mod.ts";
+import { buildArgs, type CliOptions, planLaunch } from "../../../adapters/subprocess/mod.ts";
 
 const BASE = [
   "--output-format",
@@ -9,8 +9,10 @@ const BASE = [
   "stream-json",
 ];
 const PROMPT = "--permission-prompt-tool=stdio";
+/** Named when no permissionMode is given: the CLI's own default is never relied on. */
+const MODE = "--permission-mode=default";
 
-/** Each option and the arguments it adds after the base and the prompt tool. */
+/** Each option and the arguments it adds after the base, the prompt tool and the default mode. */
 const CASES: ReadonlyArray<readonly [string, CliOptions, readonly string[]]> = [
   ["no options", {}, []],
   ["model", { model: "sonnet" }, ["--model=sonnet"]],
@@ -192,7 +194,8 @@ Deno.test({
   fn: async (t) => {
     for (const [name, options, expected] of CASES) {
       await t.step(name, () => {
-        assert.deepEqual(buildArgs(options), [...BASE, PROMPT, ...expected]);
+        const mode = options.permissionMode === undefined ? [MODE] : [];
+        assert.deepEqual(buildArgs(options), [...BASE, PROMPT, ...mode, ...expected]);
       });
     }
   },
@@ -203,22 +206,24 @@ Deno.test({
   permissions: "none",
   fn: async (t) => {
     await t.step("stdio by default", () => {
-      assert.deepEqual(buildArgs(), [...BASE, PROMPT]);
+      assert.deepEqual(buildArgs(), [...BASE, PROMPT, MODE]);
     });
     await t.step("an MCP tool (permissionPromptToolName)", () => {
       assert.deepEqual(buildArgs({ permissionPromptToolName: "mcp__auth__prompt" }), [
         ...BASE,
         "--permission-prompt-tool=mcp__auth__prompt",
+        MODE,
       ]);
     });
     await t.step("an MCP tool (deprecated permissionPromptTool)", () => {
       assert.deepEqual(buildArgs({ permissionPromptTool: "mcp__auth__prompt" }), [
         ...BASE,
         "--permission-prompt-tool=mcp__auth__prompt",
+        MODE,
       ]);
     });
     await t.step("false omits it (deprecated)", () => {
-      assert.deepEqual(buildArgs({ permissionPromptTool: false }), BASE);
+      assert.deepEqual(buildArgs({ permissionPromptTool: false }), [...BASE, MODE]);
     });
   },
 });
@@ -274,10 +279,10 @@ Deno.test({
     assert.deepEqual(args, [
       ...BASE,
       PROMPT,
+      "--permission-mode=plan",
       "--permission-prompts=host",
       "--model=opus",
       "--fallback-model=sonnet",
-      "--permission-mode=plan",
       "--allow-dangerously-skip-permissions",
       "--agent=a",
       "--effort=high",
@@ -316,5 +321,34 @@ Deno.test({
       "--name=t",
       "--last",
     ]);
+  },
+});
+
+Deno.test({
+  name: "planLaunch() always names the permission mode, and says which one the CLI will take",
+  permissions: "none",
+  fn: async (t) => {
+    await t.step("default when none is given", () => {
+      const plan = planLaunch({});
+      assert.ok(plan.args.includes(MODE), plan.args.join(" "));
+      assert.equal(plan.permissionMode, "default");
+    });
+    await t.step("the one given", () => {
+      const plan = planLaunch({ permissionMode: "acceptEdits" });
+      assert.deepEqual(plan.args.filter((arg) => arg.startsWith("--permission-mode")), [
+        "--permission-mode=acceptEdits",
+      ]);
+      assert.equal(plan.permissionMode, "acceptEdits");
+    });
+    await t.step("the last one extraArgs name (the CLI takes the last)", () => {
+      assert.equal(planLaunch({ extraArgs: { "permission-mode": "plan" } }).permissionMode, "plan");
+      assert.equal(
+        planLaunch({ extraArgs: ["--permission-mode", "dontAsk"] }).permissionMode,
+        "dontAsk",
+      );
+    });
+    await t.step("none when extraArgs name one that cannot be read", () => {
+      assert.equal(planLaunch({ extraArgs: ["--permission-mode"] }).permissionMode, undefined);
+    });
   },
 });
