@@ -3,16 +3,23 @@ import { DuplexSession, type HookEvent, type HooksOptions } from "../../mod.ts";
 import type { HookInputs, HookOutput } from "../../src/protocol/mod.ts";
 import { HOOK_EVENTS, registerHooks } from "../../src/hooks/hooks.ts";
 import { ScriptedCli } from "../../src/testing/scripted_cli.ts";
+import { SDK_PREFIX_ENV, sdkPackageDir } from "../bench/install_sdk.ts";
+import { sdkHookEvents } from "../../.ci/_latest_catalogue.ts";
 
-/** `HOOK_EVENTS` of `@anthropic-ai/claude-agent-sdk` 0.3.332 (`sdk.d.ts`), in its order. */
-const SDK_HOOK_EVENTS = (
-  "PreToolUse PostToolUse PostToolUseFailure PostToolBatch Notification UserPromptSubmit " +
-  "UserPromptExpansion SessionStart SessionEnd Stop StopFailure SubagentStart SubagentStop " +
-  "PreCompact PostCompact PreModelSwitch PostModelSwitch PermissionRequest PermissionDenied " +
-  "Setup TeammateIdle TaskCreated TaskCompleted Elicitation ElicitationResult ConfigChange " +
-  "WorktreeCreate WorktreeRemove InstructionsLoaded CwdChanged FileChanged DirectoryAdded " +
-  "MessageDisplay PreSkillShellCommand"
-).split(" ");
+/**
+ * `HOOK_EVENTS` of `@anthropic-ai/claude-agent-sdk` 0.3.332 (`sdk.d.ts`), in its order; with
+ * `CLAUDE_SDK_PREFIX` set (the drift watch), those of the SDK installed there.
+ */
+const SDK_HOOK_EVENTS = Deno.env.get(SDK_PREFIX_ENV)
+  ? sdkHookEvents(Deno.readTextFileSync(`${sdkPackageDir()}/sdk.d.ts`))
+  : (
+    "PreToolUse PostToolUse PostToolUseFailure PostToolBatch Notification UserPromptSubmit " +
+    "UserPromptExpansion SessionStart SessionEnd Stop StopFailure SubagentStart SubagentStop " +
+    "PreCompact PostCompact PreModelSwitch PostModelSwitch PermissionRequest PermissionDenied " +
+    "Setup TeammateIdle TaskCreated TaskCompleted Elicitation ElicitationResult ConfigChange " +
+    "WorktreeCreate WorktreeRemove InstructionsLoaded CwdChanged FileChanged DirectoryAdded " +
+    "MessageDisplay PreSkillShellCommand"
+  ).split(" ");
 
 function recordedCallbacks(): { request_id: string; request: Record<string, unknown> }[] {
   const url = new URL("../protocol/fixtures/hook-callbacks-2.1.332.ndjson", import.meta.url);

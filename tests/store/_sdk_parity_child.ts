@@ -8,6 +8,8 @@
  */
 
 import assert from "node:assert/strict";
+import { pathToFileURL as toFileUrl } from "node:url";
+import { sdkEntry } from "../bench/install_sdk.ts";
 import { projectKeyOf } from "../../src/store/project_key.ts";
 import { InMemorySessionStore } from "../../src/store/in_memory_session_store.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
@@ -23,10 +25,8 @@ import {
   RECORDED_FOLDER,
 } from "../adapters/subprocess/_history_fixtures.ts";
 
-const SDK = new URL(
-  "../../.cache/bench-sdk/node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs",
-  import.meta.url,
-);
+/** The pinned SDK, or the one `CLAUDE_SDK_PREFIX` names (the drift watch's newest). */
+const SDK = toFileUrl(sdkEntry());
 // deno-lint-ignore no-explicit-any
 const sdk: any = await import(SDK.href);
 

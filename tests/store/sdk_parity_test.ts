@@ -17,9 +17,11 @@
 
 import assert from "node:assert/strict";
 import { unavailableTest } from "../_unavailable.ts";
+import { sdkEntry } from "../bench/install_sdk.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
-const SDK = `${ROOT}/.cache/bench-sdk/node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs`;
+/** The pinned SDK, or the one `CLAUDE_SDK_PREFIX` names (the drift watch's newest). */
+const SDK = sdkEntry();
 const CHILD = new URL("./_sdk_parity_child.ts", import.meta.url).pathname;
 
 function installed(): boolean {

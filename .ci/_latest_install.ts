@@ -1,0 +1,144 @@
+// deno-lint-ignore-file no-console
+/**
+ * The drift watch's installs (`.ci/test_latest.ts`): the newest version the
+ * npm registry has of a package (`npm view <package> version`), the newest
+ * Claude Code CLI into `.cache/latest/cli/<version>/` (or the pinned install
+ * when the newest is the pinned version), and the newest official SDK into
+ * `.cache/latest/sdk/<version>/` (through `tests/bench/install_sdk.ts`).
+ * The pinned installs (`.cache/claude-cli`, `.cache/bench-sdk`) are read,
+ * never written.
+ *
+ * @module
+ */
+
+import { messageOf } from "../src/_values.ts";
+import { installSdk } from "../tests/bench/install_sdk.ts";
+
+/** The folder the drift watch installs into, relative to the project root. */
+export const LATEST_DIR = ".cache/latest";
+
+const CLI_PACKAGE = "@anthropic-ai/claude-code";
+const VIEW_TIMEOUT_MS = 60_000;
+const INSTALL_TIMEOUT_MS = 15 * 60_000;
+const VERSION_TIMEOUT_MS = 30_000;
+
+/** A command's outcome: its text, or why it failed. */
+export type Outcome = { ok: true; text: string } | { ok: false; why: string };
+
+/**
+ * Runs a command to its end, capturing its output.
+ *
+ * @param command The program.
+ * @param args Its arguments.
+ * @param timeoutMs When to stop it.
+ * @returns Its stdout, or why it failed (with its stderr's last lines).
+ */
+export async function capture(
+  command: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<Outcome> {
+  try {
+    const output = await new Deno.Command(command, {
+      args: [...args],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { DISABLE_AUTOUPDATER: "1", DISABLE_TELEMETRY: "1", NO_COLOR: "1" },
+      signal: AbortSignal.timeout(timeoutMs),
+    }).output();
+    const text = new TextDecoder().decode(output.stdout);
+    if (output.success) return { ok: true, text };
+    const stderr = new TextDecoder().decode(output.stderr).trim().split("\n").slice(-3).join(" | ");
+    return { ok: false, why: `${command} ${args.join(" ")} exited ${output.code}: ${stderr}` };
+  } catch (error) {
+    return { ok: false, why: `${command} could not run: ${messageOf(error)}` };
+  }
+}
+
+/**
+ * The newest version of a package on the registry.
+ *
+ * @param pkg The package name.
+ * @returns The version, or why it is not known.
+ */
+export async function registryVersion(pkg: string): Promise<Outcome> {
+  const result = await capture("npm", ["view", pkg, "version"], VIEW_TIMEOUT_MS);
+  if (!result.ok) return result;
+  const version = result.text.trim();
+  return /^\d+\.\d+\.\d+/.test(version)
+    ? { ok: true, text: version }
+    : { ok: false, why: `npm view ${pkg} version printed ${JSON.stringify(version)}` };
+}
+
+/** The binaries under an npm prefix that may be the CLI, most likely first. */
+async function candidates(prefix: string): Promise<string[]> {
+  const scope = `${prefix}/node_modules/@anthropic-ai`;
+  const paths = [`${scope}/claude-code/bin/claude.exe`];
+  try {
+    for await (const entry of Deno.readDir(scope)) {
+      if (entry.isDirectory && entry.name.startsWith("claude-code-")) {
+        paths.push(`${scope}/${entry.name}/claude`);
+      }
+    }
+  } catch {
+    // Nothing installed there yet.
+  }
+  return paths;
+}
+
+/**
+ * The first binary under a prefix whose `--version` is `version`.
+ *
+ * @param prefix The npm prefix.
+ * @param version The version it must report.
+ * @returns Its path, or `undefined`.
+ */
+async function working(prefix: string, version: string): Promise<string | undefined> {
+  for (const path of await candidates(prefix)) {
+    const result = await capture(path, ["--version"], VERSION_TIMEOUT_MS);
+    if (result.ok && result.text.trim().startsWith(`${version} `)) return path;
+  }
+  return undefined;
+}
+
+/**
+ * Makes sure a CLI version is installed: the pinned install when it is that
+ * version, else `.cache/latest/cli/<version>/`.
+ *
+ * @param root The project root.
+ * @param version The version.
+ * @param pinned The pinned install's prefix (read only).
+ * @returns The binary's path, or why there is none.
+ */
+export async function installCli(root: string, version: string, pinned: string): Promise<Outcome> {
+  const reused = await working(pinned, version);
+  if (reused !== undefined) return { ok: true, text: reused };
+  const prefix = `${root}/${LATEST_DIR}/cli/${version}`;
+  const cached = await working(prefix, version);
+  if (cached !== undefined) return { ok: true, text: cached };
+  await Deno.mkdir(prefix, { recursive: true });
+  const spec = `${CLI_PACKAGE}@${version}`;
+  console.error(`Installing ${spec} into ${prefix} (about 400 MB)…`);
+  const args = ["install", "--prefix", prefix, "--no-audit", "--no-fund", spec];
+  const installed = await capture("npm", args, INSTALL_TIMEOUT_MS);
+  if (!installed.ok) return installed;
+  const path = await working(prefix, version);
+  return path === undefined
+    ? { ok: false, why: `npm installed ${spec} but no binary under ${prefix} reports ${version}` }
+    : { ok: true, text: path };
+}
+
+/**
+ * Makes sure an SDK version is installed in `.cache/latest/sdk/<version>/`.
+ *
+ * @param root The project root.
+ * @param version The version.
+ * @returns The npm prefix, or why it could not be installed.
+ */
+export async function installLatestSdk(root: string, version: string): Promise<Outcome> {
+  const prefix = `${root}/${LATEST_DIR}/sdk/${version}`;
+  return await installSdk({ prefix, version })
+    ? { ok: true, text: prefix }
+    : { ok: false, why: `@anthropic-ai/claude-agent-sdk@${version} could not be installed` };
+}

@@ -1,0 +1,210 @@
+// deno-lint-ignore-file no-console
+/**
+ * The drift watch, `deno task test:latest`: what the newest Claude Code CLI
+ * and the newest official SDK on the npm registry changed, in one command.
+ *
+ * 1. Asks the registry for the newest `@anthropic-ai/claude-code` and
+ *    `@anthropic-ai/claude-agent-sdk`, and installs them into
+ *    `.cache/latest/` (the pinned installs are only read; a newest CLI that
+ *    is the pinned version is run from the pinned install).
+ * 2. Compares the newest SDK's `sdk.d.ts` with this library's sources and
+ *    with the pinned SDK's: frame types, subtypes, control subtypes, hook
+ *    events, `query()` options (and their documented defaults), each frame's
+ *    fields; and the control subtypes its bundle writes with no public type.
+ * 3. Diffs the newest CLI's `--help` flags against the pinned CLI's.
+ * 4. Runs the real-CLI e2e core against the newest CLI (`CLAUDE_E2E_BIN`),
+ *    and the SDK parity tests against the newest SDK (`CLAUDE_SDK_PREFIX`).
+ *
+ * It prints one section per kind of change and writes the same text to
+ * `.cache/latest/report.txt`. It is not part of `.ci/run`'s pass/fail (the
+ * registry moves): it exits 0 when it ran, drift found or not, and 1 only when
+ * it could not run (registry unreachable, an install failed).
+ *
+ * Flags: `--no-e2e` and `--no-parity` skip those runs (the comparisons alone
+ * take seconds).
+ *
+ * @module
+ */
+
+import { CLAUDE_VERSION, DEFAULT_PREFIX } from "./install_claude.ts";
+import { installedVersion, SDK_PREFIX, SDK_VERSION } from "../tests/bench/install_sdk.ts";
+import { readFolder, readLibrary, readSdk, ROOT } from "./_latest_sources.ts";
+import { bundleSubtypes, helpFlags, sdkCatalogue, sourceFlags } from "./_latest_catalogue.ts";
+import {
+  diffCatalogues,
+  diffLists,
+  type DriftItem,
+  failedTests,
+  renderReport,
+} from "./_latest_diff.ts";
+import {
+  capture,
+  installCli,
+  installLatestSdk,
+  LATEST_DIR,
+  type Outcome,
+  registryVersion,
+} from "./_latest_install.ts";
+
+/**
+ * The e2e core when `.ci/cli_window.ts` (the CLI window's `CORE_E2E_FILES`,
+ * which wins) is not there: turns, streaming, permissions (allow, deny,
+ * defer), interrupt, hooks, MCP (in-process and external), resume, the
+ * pool's spare.
+ */
+export const E2E_CORE: readonly string[] = [
+  "tests/e2e/session_e2e_test.ts",
+  "tests/e2e/queue_e2e_test.ts",
+  "tests/e2e/control_e2e_test.ts",
+  "tests/e2e/hooks_e2e_test.ts",
+  "tests/e2e/mcp_external_e2e_test.ts",
+  "tests/e2e/pool_e2e_test.ts",
+  "tests/e2e/pool_resume_e2e_test.ts",
+];
+
+/** The SDK parity tests, pointed at another SDK by `CLAUDE_SDK_PREFIX`. */
+export const PARITY_TESTS: readonly string[] = [
+  "tests/compat/sdk_drift_test.ts",
+  "tests/hooks/hooks_test.ts",
+  "tests/store/sdk_parity_test.ts",
+];
+
+const HELP_TIMEOUT_MS = 30_000;
+const TEST_TIMEOUT_MS = 30 * 60_000;
+
+function fail(why: string): never {
+  console.error(`test:latest could not run: ${why}`);
+  Deno.exit(1);
+}
+
+function must(outcome: Outcome): string {
+  return outcome.ok ? outcome.text : fail(outcome.why);
+}
+
+/** The pinned SDK's prefix: `.cache/bench-sdk` when it holds it, else one under `.cache/latest/`. */
+async function pinnedSdkPrefix(): Promise<string> {
+  const bench = `${ROOT}/${SDK_PREFIX}`;
+  if ((await installedVersion(bench)) === SDK_VERSION) return bench;
+  return must(await installLatestSdk(ROOT, SDK_VERSION));
+}
+
+/** Runs `deno test` on files; a failure of its own is one item. */
+async function runTests(
+  section: string,
+  files: readonly string[],
+  options: {
+    readonly permissions: string;
+    readonly env: Record<string, string>;
+    readonly log: string;
+  },
+): Promise<DriftItem[]> {
+  const args = ["test", "--trace-leaks", options.permissions, ...files];
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    // CI=true: a test whose component is missing fails here instead of being ignored.
+    env: { ...options.env, CI: "true", NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(TEST_TIMEOUT_MS),
+  });
+  console.error(`Running deno ${args.join(" ")} (log: ${options.log})…`);
+  const output = await child.output();
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  await Deno.writeTextFile(options.log, text);
+  if (output.success) return [];
+  const failures = failedTests(text);
+  if (failures.length > 0) return failures.map((name) => ({ section, name, note: "failed" }));
+  const tail = text.trim().split("\n").slice(-3).join(" | ");
+  return [{ section, name: `deno test (exit ${output.code})`, note: `no failure listed: ${tail}` }];
+}
+
+/** The window's core list when there is one, else {@linkcode E2E_CORE}; files that exist. */
+async function coreFiles(): Promise<string[]> {
+  const window = "./cli_window.ts"; // not a static import: the window's list, when it is there
+  let files = [...E2E_CORE];
+  try {
+    const module = await import(window) as { CORE_E2E_FILES?: readonly string[] };
+    if (module.CORE_E2E_FILES) files = [...module.CORE_E2E_FILES];
+  } catch {
+    // No window list: ours.
+  }
+  return files.filter((file) => {
+    try {
+      return Deno.statSync(`${ROOT}/${file}`).isFile;
+    } catch {
+      return false;
+    }
+  });
+}
+
+async function main(): Promise<void> {
+  const args = new Set(Deno.args);
+  const cliVersion = must(await registryVersion("@anthropic-ai/claude-code"));
+  const sdkVersion = must(await registryVersion("@anthropic-ai/claude-agent-sdk"));
+  const newestSdk = must(await installLatestSdk(ROOT, sdkVersion));
+  const pinnedSdk = await pinnedSdkPrefix();
+  const newestCli = must(await installCli(ROOT, cliVersion, `${ROOT}/${DEFAULT_PREFIX}`));
+  const pinnedCli = must(await installCli(ROOT, CLAUDE_VERSION, `${ROOT}/${DEFAULT_PREFIX}`));
+
+  const newestFiles = readSdk(newestSdk);
+  const pinnedFiles = readSdk(pinnedSdk);
+  const sdkVersions = { pinned: SDK_VERSION, newest: sdkVersion };
+  const cliVersions = { pinned: CLAUDE_VERSION, newest: cliVersion };
+  const items: DriftItem[] = [
+    ...diffCatalogues({
+      newest: sdkCatalogue(newestFiles.dts),
+      pinned: sdkCatalogue(pinnedFiles.dts),
+      known: readLibrary(),
+    }, sdkVersions),
+    ...diffLists("bundle-only subtypes", {
+      pinned: bundleSubtypes(pinnedFiles.mjs),
+      newest: bundleSubtypes(newestFiles.mjs),
+    }, sdkVersions),
+  ];
+  const newestHelp = must(await capture(newestCli, ["--help"], HELP_TIMEOUT_MS));
+  const pinnedHelp = must(await capture(pinnedCli, ["--help"], HELP_TIMEOUT_MS));
+  items.push(...diffLists("CLI flags", {
+    pinned: helpFlags(pinnedHelp),
+    newest: helpFlags(newestHelp),
+    used: sourceFlags(readFolder("adapters/subprocess")),
+  }, cliVersions));
+
+  const notes = new Map<string, string[]>();
+  const logs = `${ROOT}/${LATEST_DIR}`;
+  if (args.has("--no-e2e")) {
+    notes.set("e2e core", ["skipped (--no-e2e)"]);
+  } else {
+    const core = await coreFiles();
+    notes.set("e2e core", [`${core.length} files against ${newestCli}`]);
+    items.push(
+      ...await runTests("e2e core", core, {
+        permissions: "-P=e2e",
+        env: { CLAUDE_E2E_BIN: newestCli },
+        log: `${logs}/e2e-${cliVersion}.log`,
+      }),
+    );
+  }
+  if (args.has("--no-parity")) {
+    notes.set("SDK parity tests", ["skipped (--no-parity)"]);
+  } else {
+    notes.set("SDK parity tests", [`${PARITY_TESTS.join(", ")} against ${sdkVersion}`]);
+    items.push(
+      ...await runTests("SDK parity tests", PARITY_TESTS, {
+        permissions: "-P",
+        env: { CLAUDE_SDK_PREFIX: newestSdk },
+        log: `${logs}/parity-${sdkVersion}.log`,
+      }),
+    );
+  }
+  const title = `Drift: CLI ${CLAUDE_VERSION} (pinned) -> ${cliVersion} (newest), ` +
+    `SDK ${SDK_VERSION} (pinned) -> ${sdkVersion} (newest)`;
+  const report = renderReport(title, items, notes);
+  await Deno.writeTextFile(`${logs}/report.txt`, `${report}\n`);
+  console.log(report);
+}
+
+if (import.meta.main) {
+  await main();
+}
