@@ -5,6 +5,12 @@
  * Claude Code CLI into `.cache/latest/cli/<version>/` (or the pinned install
  * when the newest is the pinned version), and the newest official SDK into
  * `.cache/latest/sdk/<version>/` (through `tests/bench/install_sdk.ts`).
+ *
+ * The SDK ships a CLI of its own (its platform package,
+ * `@anthropic-ai/claude-agent-sdk-<os>-<arch>`; `manifest.json` names the
+ * version), which can be newer than `@anthropic-ai/claude-code`'s latest:
+ * 0.3.333 bundles 2.1.333 while the CLI package's latest is 2.1.332. Then
+ * that binary is the newest CLI users run, and it is installed instead.
  * The pinned installs (`.cache/claude-cli`, `.cache/bench-sdk`) are read,
  * never written.
  *
@@ -77,7 +83,7 @@ async function candidates(prefix: string): Promise<string[]> {
   const paths = [`${scope}/claude-code/bin/claude.exe`];
   try {
     for await (const entry of Deno.readDir(scope)) {
-      if (entry.isDirectory && entry.name.startsWith("claude-code-")) {
+      if (entry.isDirectory && /^claude-(code|agent-sdk)-/.test(entry.name)) {
         paths.push(`${scope}/${entry.name}/claude`);
       }
     }
@@ -126,6 +132,76 @@ export async function installCli(root: string, version: string, pinned: string):
   const path = await working(prefix, version);
   return path === undefined
     ? { ok: false, why: `npm installed ${spec} but no binary under ${prefix} reports ${version}` }
+    : { ok: true, text: path };
+}
+
+/**
+ * Which of some flags a binary's text holds (`grep -a -o -F`): a flag the
+ * `--help` hides is still in the binary that parses it.
+ *
+ * @param path The binary.
+ * @param flags The flags, with their dashes.
+ * @returns The flags found, sorted, or why the search failed.
+ */
+export async function flagsInBinary(path: string, flags: readonly string[]): Promise<Outcome> {
+  if (flags.length === 0) return { ok: true, text: "" };
+  const args = ["-a", "-o", "-F", ...flags.flatMap((flag) => ["-e", flag]), path];
+  const result = await capture("grep", args, INSTALL_TIMEOUT_MS);
+  // grep exits 1 when nothing matched: no flag is there.
+  if (!result.ok && !/exited 1:/.test(result.why)) return result;
+  const found = new Set(
+    (result.ok ? result.text : "").split("\n").filter((l) => flags.includes(l)),
+  );
+  return { ok: true, text: [...found].sort().join("\n") };
+}
+
+/**
+ * The CLI version an SDK install bundles, from its `manifest.json`.
+ *
+ * @param sdkPrefix The SDK's npm prefix.
+ * @returns The version, or `undefined` when the manifest does not say.
+ */
+export async function bundledCliVersion(sdkPrefix: string): Promise<string | undefined> {
+  try {
+    const path = `${sdkPrefix}/node_modules/@anthropic-ai/claude-agent-sdk/manifest.json`;
+    const version = (JSON.parse(await Deno.readTextFile(path)) as { version?: unknown }).version;
+    return typeof version === "string" ? version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Makes sure the CLI an SDK version bundles is installed, from the SDK's
+ * platform package for this machine, in `.cache/latest/cli/<version>/`.
+ *
+ * @param root The project root.
+ * @param sdkVersion The SDK version (the platform package's version).
+ * @param cliVersion The CLI version it bundles.
+ * @returns The binary's path, or why there is none.
+ */
+export async function installBundledCli(
+  root: string,
+  sdkVersion: string,
+  cliVersion: string,
+): Promise<Outcome> {
+  const prefix = `${root}/${LATEST_DIR}/cli/${cliVersion}`;
+  const cached = await working(prefix, cliVersion);
+  if (cached !== undefined) return { ok: true, text: cached };
+  const os = Deno.build.os === "windows" ? "win32" : Deno.build.os;
+  const arch = Deno.build.arch === "aarch64" ? "arm64" : "x64";
+  const spec = `@anthropic-ai/claude-agent-sdk-${os}-${arch}@${sdkVersion}`;
+  await Deno.mkdir(prefix, { recursive: true });
+  console.error(`Installing ${spec} (Claude Code ${cliVersion}) into ${prefix} (about 400 MB)…`);
+  const args = ["install", "--prefix", prefix, "--no-audit", "--no-fund", spec];
+  const installed = await capture("npm", args, INSTALL_TIMEOUT_MS);
+  if (!installed.ok) return installed;
+  const path = await working(prefix, cliVersion);
+  return path === undefined
+    ? {
+      ok: false,
+      why: `npm installed ${spec} but no binary under ${prefix} reports ${cliVersion}`,
+    }
     : { ok: true, text: path };
 }
 

@@ -6,12 +6,16 @@
  * 1. Asks the registry for the newest `@anthropic-ai/claude-code` and
  *    `@anthropic-ai/claude-agent-sdk`, and installs them into
  *    `.cache/latest/` (the pinned installs are only read; a newest CLI that
- *    is the pinned version is run from the pinned install).
+ *    is the pinned version is run from the pinned install). When the SDK
+ *    bundles a newer CLI than the CLI package's latest (its `manifest.json`),
+ *    that bundled CLI is the newest.
  * 2. Compares the newest SDK's `sdk.d.ts` with this library's sources and
  *    with the pinned SDK's: frame types, subtypes, control subtypes, hook
  *    events, `query()` options (and their documented defaults), each frame's
  *    fields; and the control subtypes its bundle writes with no public type.
- * 3. Diffs the newest CLI's `--help` flags against the pinned CLI's.
+ * 3. Diffs the newest CLI's `--help` flags against the pinned CLI's, and
+ *    looks for the flags this library passes that `--help` hides in both
+ *    binaries (a hidden flag gone from the newest is reported).
  * 4. Runs the real-CLI e2e core against the newest CLI (`CLAUDE_E2E_BIN`),
  *    and the SDK parity tests against the newest SDK (`CLAUDE_SDK_PREFIX`).
  *
@@ -37,8 +41,12 @@ import {
   failedTests,
   renderReport,
 } from "./_latest_diff.ts";
+import { compareCliVersions } from "../src/compat/cli_versions.ts";
 import {
+  bundledCliVersion,
   capture,
+  flagsInBinary,
+  installBundledCli,
   installCli,
   installLatestSdk,
   LATEST_DIR,
@@ -141,11 +149,19 @@ async function coreFiles(): Promise<string[]> {
 
 async function main(): Promise<void> {
   const args = new Set(Deno.args);
-  const cliVersion = must(await registryVersion("@anthropic-ai/claude-code"));
+  const registryCli = must(await registryVersion("@anthropic-ai/claude-code"));
   const sdkVersion = must(await registryVersion("@anthropic-ai/claude-agent-sdk"));
   const newestSdk = must(await installLatestSdk(ROOT, sdkVersion));
   const pinnedSdk = await pinnedSdkPrefix();
-  const newestCli = must(await installCli(ROOT, cliVersion, `${ROOT}/${DEFAULT_PREFIX}`));
+  // The SDK's own CLI is what its users run: the newest CLI when it is newer than the package's.
+  const bundled = await bundledCliVersion(newestSdk);
+  const fromSdk = bundled !== undefined && compareCliVersions(bundled, registryCli) > 0;
+  const cliVersion = fromSdk ? bundled : registryCli;
+  const newestCli = must(
+    fromSdk
+      ? await installBundledCli(ROOT, sdkVersion, bundled)
+      : await installCli(ROOT, cliVersion, `${ROOT}/${DEFAULT_PREFIX}`),
+  );
   const pinnedCli = must(await installCli(ROOT, CLAUDE_VERSION, `${ROOT}/${DEFAULT_PREFIX}`));
 
   const newestFiles = readSdk(newestSdk);
@@ -165,11 +181,22 @@ async function main(): Promise<void> {
   ];
   const newestHelp = must(await capture(newestCli, ["--help"], HELP_TIMEOUT_MS));
   const pinnedHelp = must(await capture(pinnedCli, ["--help"], HELP_TIMEOUT_MS));
-  items.push(...diffLists("CLI flags", {
-    pinned: helpFlags(pinnedHelp),
-    newest: helpFlags(newestHelp),
-    used: sourceFlags(readFolder("adapters/subprocess")),
-  }, cliVersions));
+  const used = sourceFlags(readFolder("adapters/subprocess"));
+  const pinnedFlags = helpFlags(pinnedHelp);
+  const newestFlags = helpFlags(newestHelp);
+  items.push(
+    ...diffLists("CLI flags", { pinned: pinnedFlags, newest: newestFlags, used }, cliVersions),
+  );
+  // The flags this library passes that --help does not list: still in the newest binary?
+  const hidden = used.filter((flag) => !pinnedFlags.includes(flag) && !newestFlags.includes(flag));
+  const inBinary = async (path: string) => must(await flagsInBinary(path, hidden)).split("\n");
+  items.push(
+    ...diffLists("CLI flags", {
+      pinned: await inBinary(pinnedCli),
+      newest: await inBinary(newestCli),
+      used,
+    }, cliVersions).map((item) => ({ ...item, note: `${item.note}, a flag --help hides` })),
+  );
 
   const notes = new Map<string, string[]>();
   const logs = `${ROOT}/${LATEST_DIR}`;
@@ -198,7 +225,10 @@ async function main(): Promise<void> {
       }),
     );
   }
-  const title = `Drift: CLI ${CLAUDE_VERSION} (pinned) -> ${cliVersion} (newest), ` +
+  const source = fromSdk
+    ? `bundled with SDK ${sdkVersion}; @anthropic-ai/claude-code's latest is ${registryCli}`
+    : "@anthropic-ai/claude-code's latest";
+  const title = `Drift: CLI ${CLAUDE_VERSION} (pinned) -> ${cliVersion} (newest: ${source}), ` +
     `SDK ${SDK_VERSION} (pinned) -> ${sdkVersion} (newest)`;
   const report = renderReport(title, items, notes);
   await Deno.writeTextFile(`${logs}/report.txt`, `${report}\n`);
