@@ -13,6 +13,8 @@ import {
   doctor,
   DOCTOR_CHECKS,
   type DoctorCheckName,
+  type DoctorOptions,
+  type DoctorReport,
   formatDoctorReport,
 } from "../../../adapters/subprocess/doctor.ts";
 import {
@@ -232,75 +234,55 @@ Deno.test("doctor() credentials: none fails; a key, a helper, a login or a provi
   }
 });
 
-Deno.test("doctor() cwd: a missing folder or a file fails, a folder is ok", async () => {
+/** Runs `fn` with a test folder, a stand-in claude of the newest version in it, and a doctor there. */
+async function withStandIn(
+  fn: (dir: string, ask: (more?: DoctorOptions) => Promise<DoctorReport>) => Promise<void>,
+): Promise<void> {
   const dir = await makeTestDir();
   try {
     const binary = await claudeOfVersion(dir, CLI_WINDOW.newest);
-    const env = envIn(dir);
-    assertLine(
-      await doctor({ binary, env, cwd: `${dir}/gone` }),
-      "cwd",
-      "fail",
-      /does not exist/,
-      /create it/,
-    );
-    assertLine(await doctor({ binary, env, cwd: binary }), "cwd", "fail", /is not a directory/);
-    assertLine(await doctor({ binary, env, cwd: dir }), "cwd", "ok", /is a directory/);
+    await fn(dir, (more = {}) => doctor({ binary, cwd: dir, env: envIn(dir), ...more }));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+Deno.test("doctor() cwd: a missing folder or a file fails, a folder is ok", async () => {
+  await withStandIn(async (dir, ask) => {
+    assertLine(await ask({ cwd: `${dir}/gone` }), "cwd", "fail", /does not exist/, /create it/);
+    await Deno.writeTextFile(`${dir}/file`, "");
+    assertLine(await ask({ cwd: `${dir}/file` }), "cwd", "fail", /is not a directory/);
+    assertLine(await ask(), "cwd", "ok", /is a directory/);
+  });
 });
 
 Deno.test("doctor() config: no HOME fails, a file fails, a folder or none yet is ok", async () => {
-  const dir = await makeTestDir();
-  try {
-    const binary = await claudeOfVersion(dir, CLI_WINDOW.newest);
-    const bare = await doctor({ binary, cwd: dir, env: { PATH: dir, TMPDIR: dir } });
+  await withStandIn(async (dir, ask) => {
+    const bare = await ask({ env: { PATH: dir, TMPDIR: dir } });
     assertLine(bare, "config", "fail", /neither CLAUDE_CONFIG_DIR nor HOME/, /set HOME/);
-    assertLine(
-      await doctor({ binary, cwd: dir, env: envIn(dir) }),
-      "config",
-      "ok",
-      /made at the first run/,
-    );
+    assertLine(await ask(), "config", "ok", /made at the first run/);
     await Deno.writeTextFile(`${dir}/file`, "");
-    const file = await doctor({
-      binary,
-      cwd: dir,
-      env: envIn(dir, { CLAUDE_CONFIG_DIR: `${dir}/file` }),
-    });
+    const file = await ask({ env: envIn(dir, { CLAUDE_CONFIG_DIR: `${dir}/file` }) });
     assertLine(file, "config", "fail", /from CLAUDE_CONFIG_DIR\) is not a folder/);
     await Deno.mkdir(`${dir}/home/.claude`, { recursive: true });
-    assertLine(
-      await doctor({ binary, cwd: dir, env: envIn(dir) }),
-      "config",
-      "ok",
-      /\(from HOME\) is a folder/,
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    assertLine(await ask(), "config", "ok", /\(from HOME\) is a folder/);
+  });
 });
 
 Deno.test("doctor() permissions: ok when granted; a warning for an optional write", async () => {
-  const dir = await makeTestDir();
-  try {
-    const binary = await claudeOfVersion(dir, CLI_WINDOW.newest);
+  await withStandIn(async (dir, ask) => {
     // The tests' permissions (-P): read ".", write ".cache", run, env; the folders are under .cache.
-    const granted = await doctor({ binary, cwd: dir, env: envIn(dir) });
-    assertLine(granted, "permissions", "ok", new RegExp(`^Deno may run ${binary}, .*write ${dir}`));
-    const outside = await doctor({ binary, cwd: dir, env: envIn(dir, { TMPDIR: "/var/tmp" }) });
     assertLine(
-      outside,
+      await ask(),
       "permissions",
-      "warn",
-      /may not write private files in \/var\/tmp/,
-      /--allow-write=\/var\/tmp/,
+      "ok",
+      new RegExp(`^Deno may run ${dir}/claude, .*write ${dir}`),
     );
+    const outside = await ask({ env: envIn(dir, { TMPDIR: "/var/tmp" }) });
+    const flag = /--allow-write=\/var\/tmp/;
+    assertLine(outside, "permissions", "warn", /may not write private files in \/var\/tmp/, flag);
     assert.notEqual(lineOf(outside, "permissions").status, "fail", "a session starts without it");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("formatDoctorReport() prints one line per check: status, check, finding, and the fix after →", () => {
