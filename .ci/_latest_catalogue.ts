@@ -239,3 +239,33 @@ export function sourceFlags(source: string): string[] {
   for (const m of source.matchAll(/["'`](--[a-z][a-z0-9-]*)[="'`]/g)) found.add(m[1]!);
   return [...found].sort();
 }
+
+/** What a CLI binary's schemas (zod literals, `type:x("…")` in the bundle) name. */
+export interface SchemaLiterals {
+  /** The `type` literals: frame and block types, among others. */
+  readonly types: readonly string[];
+  /** The `subtype` literals: control requests, system frames, among others. */
+  readonly subtypes: readonly string[];
+}
+
+/** The pattern {@linkcode schemaLiterals} reads, for `grep -a -o -E` over a binary. */
+export const SCHEMA_PATTERN = '(sub)?type:[A-Za-z_$][A-Za-z0-9_$]{0,2}\\("[a-z][a-z0-9_]*"\\)';
+
+/**
+ * Reads the schema literals out of `grep -a -o -E SCHEMA_PATTERN <binary>`'s
+ * output. The CLI's bundle declares each frame and control request it reads
+ * or writes as a zod object whose `type` or `subtype` is a literal, so two
+ * versions' lists differ where the CLI added or dropped one (internal ones
+ * included: compare two binaries, not a binary with a catalogue).
+ *
+ * @param text The matches, one a line.
+ * @returns The sorted, distinct literals.
+ */
+export function schemaLiterals(text: string): SchemaLiterals {
+  const types = new Set<string>();
+  const subtypes = new Set<string>();
+  for (const m of text.matchAll(/(sub)?type:[A-Za-z_$][\w$]{0,2}\("([a-z][a-z0-9_]*)"\)/g)) {
+    (m[1] ? subtypes : types).add(m[2]!);
+  }
+  return { types: [...types].sort(), subtypes: [...subtypes].sort() };
+}

@@ -30,6 +30,7 @@ export const SECTIONS = [
   "fields",
   "bundle-only subtypes",
   "CLI flags",
+  "CLI schemas",
   "e2e core",
   "SDK parity tests",
 ] as const;

@@ -156,6 +156,19 @@ export async function flagsInBinary(path: string, flags: readonly string[]): Pro
 }
 
 /**
+ * The schema literals of a CLI binary, as `grep -a -o -E` prints them.
+ *
+ * @param path The binary.
+ * @param pattern The extended regular expression (`SCHEMA_PATTERN` of `_latest_catalogue.ts`).
+ * @returns The matches, one a line, or why the search failed.
+ */
+export async function grepBinary(path: string, pattern: string): Promise<Outcome> {
+  const result = await capture("grep", ["-a", "-o", "-E", pattern, path], INSTALL_TIMEOUT_MS);
+  // grep exits 1 when nothing matched.
+  return result.ok || !/exited 1:/.test(result.why) ? result : { ok: true, text: "" };
+}
+
+/**
  * The CLI version an SDK install bundles, from its `manifest.json`.
  *
  * @param sdkPrefix The SDK's npm prefix.

@@ -15,7 +15,9 @@
  *    fields; and the control subtypes its bundle writes with no public type.
  * 3. Diffs the newest CLI's `--help` flags against the pinned CLI's, and
  *    looks for the flags this library passes that `--help` hides in both
- *    binaries (a hidden flag gone from the newest is reported).
+ *    binaries (a hidden flag gone from the newest is reported); diffs the
+ *    `type` and `subtype` literals of the two binaries' schemas (what the
+ *    CLI reads and writes, its internal frames included).
  * 4. Runs the real-CLI e2e core against the newest CLI (`CLAUDE_E2E_BIN`),
  *    and the SDK parity tests against the newest SDK (`CLAUDE_SDK_PREFIX`).
  *
@@ -33,7 +35,14 @@
 import { CLAUDE_VERSION, DEFAULT_PREFIX } from "./install_claude.ts";
 import { installedVersion, SDK_PREFIX, SDK_VERSION } from "../tests/bench/install_sdk.ts";
 import { readFolder, readLibrary, readSdk, ROOT } from "./_latest_sources.ts";
-import { bundleSubtypes, helpFlags, sdkCatalogue, sourceFlags } from "./_latest_catalogue.ts";
+import {
+  bundleSubtypes,
+  helpFlags,
+  SCHEMA_PATTERN,
+  schemaLiterals,
+  sdkCatalogue,
+  sourceFlags,
+} from "./_latest_catalogue.ts";
 import {
   diffCatalogues,
   diffLists,
@@ -46,6 +55,7 @@ import {
   bundledCliVersion,
   capture,
   flagsInBinary,
+  grepBinary,
   installBundledCli,
   installCli,
   installLatestSdk,
@@ -197,6 +207,18 @@ async function main(): Promise<void> {
       used,
     }, cliVersions).map((item) => ({ ...item, note: `${item.note}, a flag --help hides` })),
   );
+
+  const schemas = async (path: string) =>
+    schemaLiterals(must(await grepBinary(path, SCHEMA_PATTERN)));
+  const [pinnedSchemas, newestSchemas] = [await schemas(pinnedCli), await schemas(newestCli)];
+  for (const key of ["types", "subtypes"] as const) {
+    items.push(
+      ...diffLists("CLI schemas", {
+        pinned: pinnedSchemas[key].map((name) => `${key.slice(0, -1)} ${name}`),
+        newest: newestSchemas[key].map((name) => `${key.slice(0, -1)} ${name}`),
+      }, cliVersions),
+    );
+  }
 
   const notes = new Map<string, string[]>();
   const logs = `${ROOT}/${LATEST_DIR}`;

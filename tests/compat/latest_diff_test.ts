@@ -18,6 +18,7 @@ import {
   bundleSubtypes,
   helpFlags,
   libraryCatalogue,
+  schemaLiterals,
   sdkCatalogue,
   sdkHookEvents,
   sourceFlags,
@@ -350,6 +351,16 @@ Deno.test("bundleSubtypes reads the subtype literals of a bundle", () => {
   const mjs =
     `q({subtype:"set_peer_delivery",x}),{subtype: 'interrupt'},subtype:"interrupt";subtype:x`;
   assert.deepEqual(bundleSubtypes(mjs), ["interrupt", "set_peer_delivery"]);
+});
+
+Deno.test("schemaLiterals reads the type and subtype literals of a CLI's schemas", () => {
+  const grep =
+    'subtype:x("ui_view")\ntype:Nq("continue")\nsubtype:$a("interrupt")\ntype:x("continue")\n';
+  assert.deepEqual(schemaLiterals(grep), {
+    types: ["continue"],
+    subtypes: ["interrupt", "ui_view"],
+  });
+  assert.deepEqual(schemaLiterals(""), { types: [], subtypes: [] });
 });
 
 Deno.test("failedTests reads deno test's FAILURES summary", () => {
