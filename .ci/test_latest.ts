@@ -157,27 +157,77 @@ async function coreFiles(): Promise<string[]> {
   });
 }
 
+/** The newest CLI: the SDK's bundled one when it is newer than the CLI package's latest. */
+interface NewestCli {
+  readonly version: string;
+  readonly path: string;
+  /** Where it came from, for the report's title. */
+  readonly source: string;
+}
+
+async function newestCli(sdkVersion: string, sdkPrefix: string): Promise<NewestCli> {
+  const latest = must(await registryVersion("@anthropic-ai/claude-code"));
+  const bundled = await bundledCliVersion(sdkPrefix);
+  if (bundled !== undefined && compareCliVersions(bundled, latest) > 0) {
+    const path = must(await installBundledCli(ROOT, sdkVersion, bundled));
+    const source =
+      `bundled with SDK ${sdkVersion}; @anthropic-ai/claude-code's latest is ${latest}`;
+    return { version: bundled, path, source };
+  }
+  const path = must(await installCli(ROOT, latest, `${ROOT}/${DEFAULT_PREFIX}`));
+  return { version: latest, path, source: "@anthropic-ai/claude-code's latest" };
+}
+
+/** The two CLIs' `--help` flags, the hidden flags this library passes, their schemas' literals. */
+async function compareClis(
+  pinned: string,
+  newest: string,
+  versions: { readonly pinned: string; readonly newest: string },
+): Promise<DriftItem[]> {
+  const used = sourceFlags(readFolder("adapters/subprocess"));
+  const pinnedFlags = helpFlags(must(await capture(pinned, ["--help"], HELP_TIMEOUT_MS)));
+  const newestFlags = helpFlags(must(await capture(newest, ["--help"], HELP_TIMEOUT_MS)));
+  const items = diffLists(
+    "CLI flags",
+    { pinned: pinnedFlags, newest: newestFlags, used },
+    versions,
+  );
+  // The flags this library passes that --help does not list: still in the newest binary?
+  const hidden = used.filter((flag) => !pinnedFlags.includes(flag) && !newestFlags.includes(flag));
+  const inBinary = async (path: string) => must(await flagsInBinary(path, hidden)).split("\n");
+  items.push(
+    ...diffLists("CLI flags", {
+      pinned: await inBinary(pinned),
+      newest: await inBinary(newest),
+      used,
+    }, versions).map((item) => ({ ...item, note: `${item.note}, a flag --help hides` })),
+  );
+  const schemas = async (path: string) =>
+    schemaLiterals(must(await grepBinary(path, SCHEMA_PATTERN)));
+  const [before, after] = [await schemas(pinned), await schemas(newest)];
+  for (const key of ["types", "subtypes"] as const) {
+    const label = (name: string) => `${key.slice(0, -1)} ${name}`;
+    items.push(
+      ...diffLists("CLI schemas", {
+        pinned: before[key].map(label),
+        newest: after[key].map(label),
+      }, versions),
+    );
+  }
+  return items;
+}
+
 async function main(): Promise<void> {
   const args = new Set(Deno.args);
-  const registryCli = must(await registryVersion("@anthropic-ai/claude-code"));
   const sdkVersion = must(await registryVersion("@anthropic-ai/claude-agent-sdk"));
   const newestSdk = must(await installLatestSdk(ROOT, sdkVersion));
   const pinnedSdk = await pinnedSdkPrefix();
-  // The SDK's own CLI is what its users run: the newest CLI when it is newer than the package's.
-  const bundled = await bundledCliVersion(newestSdk);
-  const fromSdk = bundled !== undefined && compareCliVersions(bundled, registryCli) > 0;
-  const cliVersion = fromSdk ? bundled : registryCli;
-  const newestCli = must(
-    fromSdk
-      ? await installBundledCli(ROOT, sdkVersion, bundled)
-      : await installCli(ROOT, cliVersion, `${ROOT}/${DEFAULT_PREFIX}`),
-  );
+  const cli = await newestCli(sdkVersion, newestSdk);
   const pinnedCli = must(await installCli(ROOT, CLAUDE_VERSION, `${ROOT}/${DEFAULT_PREFIX}`));
 
   const newestFiles = readSdk(newestSdk);
   const pinnedFiles = readSdk(pinnedSdk);
   const sdkVersions = { pinned: SDK_VERSION, newest: sdkVersion };
-  const cliVersions = { pinned: CLAUDE_VERSION, newest: cliVersion };
   const items: DriftItem[] = [
     ...diffCatalogues({
       newest: sdkCatalogue(newestFiles.dts),
@@ -188,37 +238,8 @@ async function main(): Promise<void> {
       pinned: bundleSubtypes(pinnedFiles.mjs),
       newest: bundleSubtypes(newestFiles.mjs),
     }, sdkVersions),
+    ...await compareClis(pinnedCli, cli.path, { pinned: CLAUDE_VERSION, newest: cli.version }),
   ];
-  const newestHelp = must(await capture(newestCli, ["--help"], HELP_TIMEOUT_MS));
-  const pinnedHelp = must(await capture(pinnedCli, ["--help"], HELP_TIMEOUT_MS));
-  const used = sourceFlags(readFolder("adapters/subprocess"));
-  const pinnedFlags = helpFlags(pinnedHelp);
-  const newestFlags = helpFlags(newestHelp);
-  items.push(
-    ...diffLists("CLI flags", { pinned: pinnedFlags, newest: newestFlags, used }, cliVersions),
-  );
-  // The flags this library passes that --help does not list: still in the newest binary?
-  const hidden = used.filter((flag) => !pinnedFlags.includes(flag) && !newestFlags.includes(flag));
-  const inBinary = async (path: string) => must(await flagsInBinary(path, hidden)).split("\n");
-  items.push(
-    ...diffLists("CLI flags", {
-      pinned: await inBinary(pinnedCli),
-      newest: await inBinary(newestCli),
-      used,
-    }, cliVersions).map((item) => ({ ...item, note: `${item.note}, a flag --help hides` })),
-  );
-
-  const schemas = async (path: string) =>
-    schemaLiterals(must(await grepBinary(path, SCHEMA_PATTERN)));
-  const [pinnedSchemas, newestSchemas] = [await schemas(pinnedCli), await schemas(newestCli)];
-  for (const key of ["types", "subtypes"] as const) {
-    items.push(
-      ...diffLists("CLI schemas", {
-        pinned: pinnedSchemas[key].map((name) => `${key.slice(0, -1)} ${name}`),
-        newest: newestSchemas[key].map((name) => `${key.slice(0, -1)} ${name}`),
-      }, cliVersions),
-    );
-  }
 
   const notes = new Map<string, string[]>();
   const logs = `${ROOT}/${LATEST_DIR}`;
@@ -226,12 +247,12 @@ async function main(): Promise<void> {
     notes.set("e2e core", ["skipped (--no-e2e)"]);
   } else {
     const core = await coreFiles();
-    notes.set("e2e core", [`${core.length} files against ${newestCli}`]);
+    notes.set("e2e core", [`${core.length} files against ${cli.path}`]);
     items.push(
       ...await runTests("e2e core", core, {
         permissions: "-P=e2e",
-        env: { CLAUDE_E2E_BIN: newestCli },
-        log: `${logs}/e2e-${cliVersion}.log`,
+        env: { CLAUDE_E2E_BIN: cli.path },
+        log: `${logs}/e2e-${cli.version}.log`,
       }),
     );
   }
@@ -247,10 +268,8 @@ async function main(): Promise<void> {
       }),
     );
   }
-  const source = fromSdk
-    ? `bundled with SDK ${sdkVersion}; @anthropic-ai/claude-code's latest is ${registryCli}`
-    : "@anthropic-ai/claude-code's latest";
-  const title = `Drift: CLI ${CLAUDE_VERSION} (pinned) -> ${cliVersion} (newest: ${source}), ` +
+  const title =
+    `Drift: CLI ${CLAUDE_VERSION} (pinned) -> ${cli.version} (newest: ${cli.source}), ` +
     `SDK ${SDK_VERSION} (pinned) -> ${sdkVersion} (newest)`;
   const report = renderReport(title, items, notes);
   await Deno.writeTextFile(`${logs}/report.txt`, `${report}\n`);
