@@ -8,11 +8,13 @@
  */
 
 import type { LaunchedCli } from "../../src/compat/cli_check.ts";
+import type { CliVersion } from "../../src/compat/cli_versions.ts";
 import type { MirrorTarget } from "../../src/store/mirror_target.ts";
 import { childConfigDir, mirrorTargetOf } from "./_store_link.ts";
 import { prepareStoreResume, type ResumeFolder } from "./_store_resume.ts";
 import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { DuplexError, excerptOf } from "../../src/errors.ts";
+import { asksVersion, checkLaunch, probeCli } from "./cli_version.ts";
 import { explainSpawnError, resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
 import { MARKER_VARIABLE } from "./_marked_processes.ts";
 import { type PrivateFolder, writePrivateFiles } from "./_private_files.ts";
@@ -61,7 +63,9 @@ export interface Spawned {
  * its trace context becomes `TRACEPARENT` / `TRACESTATE`.
  * @returns The child and its description.
  * @throws {DuplexError} `not_permitted`, `cli_not_found` or `invalid_argument`, saying what
- * to do; `unsupported` when the sandbox was asked for and `bwrap` is missing.
+ * to do; `unsupported` when the sandbox was asked for and `bwrap` is missing, when the CLI
+ * (its `--version`, asked once per binary) is below the supported window, or when it lacks
+ * the feature of a flag the options need.
  */
 export async function spawnCli(
   checked: CheckedSubprocessOptions,
@@ -81,19 +85,12 @@ export async function spawnCli(
     ...(trace?.tracestate ? { TRACESTATE: trace.tracestate } : {}),
     [MARKER_VARIABLE]: marker,
   };
-  const binary = options.pathToClaudeCodeExecutable ?? options.binary;
-  // The binary is looked up with the CLI's own CLAUDE_CLI and PATH (one set to undefined
-  // counts as unset), else the host's.
-  const lookupEnv: Record<string, string | undefined> = {};
-  for (const name of ["CLAUDE_CLI", "PATH"]) {
-    if (env[name] !== undefined) lookupEnv[name] = env[name];
-    else if (removes(options.extraEnv, name) || removes(options.env, name)) {
-      lookupEnv[name] = undefined;
-    }
-  }
-  const lookup: ResolveBinaryOptions = { ...(binary !== undefined && { binary }), env: lookupEnv };
-  const program = await resolveBinary(lookup);
+  const program = await resolveBinary(lookupOf(options, env));
   if (options.cwd !== undefined) await checkCwd(options.cwd);
+  const prefix = options.executableArgs ?? options.binaryArgs;
+  // Once per binary (cached): a CLI below the window, or without a flag's feature, never runs.
+  const version = asksVersion(prefix) ? (await probeCli(program, env.PATH)).version : undefined;
+  checkLaunch(plan.args, version);
   signal?.throwIfAborted();
   const cwd = cwdPath(options.cwd);
   let resumed: ResumeFolder | undefined;
@@ -120,7 +117,7 @@ export async function spawnCli(
     }
     flags = plan.argsIn(folder.path);
   }
-  const args = [...(options.executableArgs ?? options.binaryArgs ?? []), ...flags];
+  const args = [...(prefix ?? []), ...flags];
   const sandboxed = options.isolation === "bubblewrap";
   let command: Wrapped = { program, args };
   if (sandboxed) {
@@ -167,9 +164,42 @@ export async function spawnCli(
     description: describeCommand(command.program, command.args),
     initialize: plan.initialize,
     mirror: mirrorTargetOf(options, childConfigDir(env, cwd), resumed),
-    cli: plan.permissionMode === undefined ? {} : { permissionMode: plan.permissionMode },
+    cli: {
+      ...(plan.permissionMode !== undefined && { permissionMode: plan.permissionMode }),
+      ...(version !== undefined && { version: version.text }),
+    },
     removePrivateFilesSync: () => folder?.removeSync(),
   };
+}
+
+/**
+ * The version of the CLI a spawn with these options would run (`--version`,
+ * asked once per binary), for a caller that decides before it spawns (the
+ * pool's parked spares).
+ *
+ * @param options The subprocess options.
+ * @returns The version; `undefined` when it is not known (a wrapper given
+ *   with `executableArgs`, a binary that printed none).
+ * @throws {DuplexError} `cli_not_found`, `not_permitted` as the spawn would.
+ */
+export async function launchVersion(options: SubprocessOptions): Promise<CliVersion | undefined> {
+  if (!asksVersion(options.executableArgs ?? options.binaryArgs)) return undefined;
+  const env = childEnv(options);
+  return (await probeCli(await resolveBinary(lookupOf(options, env)), env.PATH)).version;
+}
+
+/* The binary is looked up with the CLI's own CLAUDE_CLI and PATH (one set to undefined counts
+ * as unset), else the host's. */
+function lookupOf(options: SubprocessOptions, env: Record<string, string>): ResolveBinaryOptions {
+  const binary = options.pathToClaudeCodeExecutable ?? options.binary;
+  const lookupEnv: Record<string, string | undefined> = {};
+  for (const name of ["CLAUDE_CLI", "PATH"]) {
+    if (env[name] !== undefined) lookupEnv[name] = env[name];
+    else if (removes(options.extraEnv, name) || removes(options.env, name)) {
+      lookupEnv[name] = undefined;
+    }
+  }
+  return { ...(binary !== undefined && { binary }), env: lookupEnv };
 }
 
 function removes(variables: SubprocessOptions["env"], name: string): boolean {

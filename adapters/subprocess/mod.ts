@@ -64,6 +64,10 @@
  * | `_sandbox.ts` | the `sandbox` option merged into the settings' `sandbox` block |
  * | `_arg_checks.ts` | the value checks of the argument builder, worded alike |
  * | `find_binary.ts` | `resolveBinary`: finding `claude`; spawn failures explained |
+ * | `cli_version.ts` | `cliVersion`: `claude --version`, asked once per binary (cached by path, size, mtime); a launch the version cannot run refused |
+ * | `doctor.ts`, `doctor_main.ts` | `doctor()`: why a session would not start, one line per check; `deno task doctor` |
+ * | `_doctor_local.ts`, `_doctor_credentials.ts`, `_doctor_bubblewrap.ts`, `_doctor_relay.ts` | the doctor's checks: the binary, version, permissions, folders; credentials; bwrap; a relay |
+ * | `_doctor_run.ts`, `_doctor_context.ts` | the doctor's bounded runs of a program; what its checks share |
  * | `_spawn.ts` | one spawn: the child's environment, the private files, the working directory, `Deno.Command` |
  * | `_private_files.ts` | the private folder (0700) of the settings, agents and MCP files of one launch |
  * | `_cli_process.ts` | `CliProcess`: the child's life (running / closing / exited) and its signals |
@@ -146,6 +150,18 @@ export {
   type Thinking,
 } from "./build_args.ts";
 export { resolveBinary, type ResolveBinaryOptions } from "./find_binary.ts";
+export {
+  doctor,
+  DOCTOR_CHECKS,
+  type DoctorCheck,
+  type DoctorCheckName,
+  type DoctorOptions,
+  type DoctorReport,
+  type DoctorStatus,
+  formatDoctorReport,
+} from "./doctor.ts";
+export { type CliIdentity, cliVersion } from "./cli_version.ts";
+export type { CliVersion } from "../../src/compat/cli_versions.ts";
 export { type CliLaunch, planLaunch } from "./build_args.ts";
 export type {
   OutputFormat,

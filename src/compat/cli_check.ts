@@ -10,8 +10,10 @@
  * `system/init`) with it (`src/session/_cli_check.ts`). A CLI that runs in
  * another mode than the one asked for could run a tool that the host's
  * permission handler never sees: the session then ends with
- * `modeRefusal`'s error. A transport that states nothing (scripted,
- * replayed, remote) is not checked.
+ * `modeRefusal`'s error. A CLI below the supported window's floor gets
+ * `floorRefusal`'s: from the transport (its `--version`) before the session
+ * starts, else from the CLI's own report. A transport that states nothing
+ * (scripted, replayed, remote) is not checked.
  *
  * `info.cli` is read through `launchedCliOf` until `TransportInfo` declares
  * the field itself.
@@ -20,7 +22,7 @@
 import { DuplexError } from "../errors.ts";
 import { isRecord } from "../_values.ts";
 import type { TransportInfo } from "../transport/transport.ts";
-import { CLI_WINDOW } from "./cli_versions.ts";
+import { CLI_WINDOW, compareCliVersions, parseCliVersion } from "./cli_versions.ts";
 
 /** What a transport that started the CLI asked of it and learned about it (`info.cli`). */
 export interface LaunchedCli {
@@ -46,6 +48,18 @@ export function launchedCliOf(info: TransportInfo): LaunchedCli | undefined {
     ...(typeof cli.permissionMode === "string" && { permissionMode: cli.permissionMode }),
     ...(typeof cli.version === "string" && { version: cli.version }),
   };
+}
+
+/**
+ * Whether two permission modes are the same: `"manual"` is the CLI's newer
+ * name for `"default"` (asked for as `manual`, 2.1.300 reports `default`).
+ *
+ * @param a One mode.
+ * @param b The other.
+ * @returns True when they name the same mode.
+ */
+export function sameMode(a: string, b: string): boolean {
+  return a === b || (a === "manual" ? "default" : a) === (b === "manual" ? "default" : b);
 }
 
 /**
@@ -79,5 +93,27 @@ export function modeRefusal(
       `${CLI_WINDOW.floor} to ${CLI_WINDOW.newest}), and check the settings that set a mode ` +
       `(permissions.defaultMode, a managed policy)`,
     where === "initialize" ? { subtype: "initialize" } : {},
+  );
+}
+
+/**
+ * The refusal of a CLI below the supported window's floor.
+ *
+ * @param version The CLI's version, as it reported it.
+ * @param what What cannot be done, for the message: `"start claude"`.
+ * @returns An `unsupported` error naming the version and the floor, or
+ *   `undefined` when the version is at or above the floor (or unreadable).
+ */
+export function floorRefusal(
+  version: string | undefined,
+  what = "start the session",
+): DuplexError | undefined {
+  const found = parseCliVersion(version);
+  if (found === undefined || compareCliVersions(found, CLI_WINDOW.floor) >= 0) return undefined;
+  return new DuplexError(
+    "unsupported",
+    `Cannot ${what}: claude ${found.text} is older than ${CLI_WINDOW.floor}, the oldest ` +
+      `version this library supports (it is tested on ${CLI_WINDOW.floor} to ` +
+      `${CLI_WINDOW.newest}); upgrade claude (npm install -g @anthropic-ai/claude-code)`,
   );
 }

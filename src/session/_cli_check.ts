@@ -1,18 +1,26 @@
 // This module is browser compatible.
 /*
- * The session's check of the CLI against what its transport asked of it
- * (`info.cli`, see `src/compat/cli_check.ts`): the permission mode the CLI
- * reports before its first turn must be one the session asked for, since a
- * CLI in another mode (2.1.300's default is `auto`) runs tools without
- * asking the host's permission handler.
+ * The session's check of a CLI its transport started, against what the
+ * transport asked of it and what the session's options use (`info.cli`,
+ * see `src/compat/cli_check.ts`; the features in `src/compat/cli_features.ts`):
  *
- * The modes asked for are the transport's (`--permission-mode`) and those
- * the host set before the first turn (`set_permission_mode`, a claim's
- * `permission_mode`). The reports checked are the `initialize` reply's
- * `current_permission_mode` and the first `system/init`'s `permissionMode`;
- * later modes are the session's own business (plan mode ending, a mode set
- * mid-session). On a mismatch the refusal is handed to the session once: it
- * fails every turn, interrupts the one the CLI may have begun, and ends.
+ * - the permission mode the CLI reports before its first turn must be one
+ *   the session asked for, since a CLI in another mode (2.1.300's default
+ *   is `auto`) runs tools without asking the host's permission handler;
+ * - its version must be in the supported window, and have the features the
+ *   options use (a hook event, blocking hooks, external MCP servers);
+ * - a control request of a feature the version lacks is refused where it
+ *   is asked for (`require`), or, for a feature that degrades, done without
+ *   (`lacks`, reported in one `feature_degraded` diagnostic).
+ *
+ * The version is the transport's (`--version`): `startRefusal` refuses the
+ * start with it. Else the CLI's first report of itself: the `initialize`
+ * reply, then the first `system/init` (later ones are the session's own
+ * business: plan mode ending, a mode set mid-session). The modes asked for
+ * are the transport's (`--permission-mode`) and those the host set before
+ * the first turn (`set_permission_mode`, a claim's `permission_mode`). A
+ * refusal from a report is handed to the session once: it fails every turn,
+ * interrupts the one the CLI may have begun, and ends.
  *
  * The first user line is not held for the `initialize` reply: the CLI
  * answers `initialize` before it reads that line, and writes `system/init`
@@ -20,42 +28,110 @@
  * first reply could name a tool.
  */
 
-import { launchedCliOf, modeRefusal } from "../compat/cli_check.ts";
+import { floorRefusal, launchedCliOf, modeRefusal, sameMode } from "../compat/cli_check.ts";
+import {
+  CLI_FEATURES,
+  type CliFeatureName,
+  featureLabel,
+  featureOfHookEvent,
+  featureOfSubtype,
+  hasFeature,
+  missingFeature,
+  requireFeature,
+} from "../compat/cli_features.ts";
 import type { DuplexError } from "../errors.ts";
 import type { SystemInitFrame } from "../protocol/system_frames.ts";
 import type { TransportInfo } from "../transport/transport.ts";
+import type { SessionSettings } from "./_session_input.ts";
+import type { DiagnosticEvent } from "./events.ts";
+
+/** What the check needs from its session. */
+export interface CliCheckHost {
+  /** Ends the session with the refusal (called at most once). */
+  refuse(refusal: DuplexError): void;
+  /** Reports a feature the session does without. */
+  publish(event: DiagnosticEvent): void;
+}
+
+/**
+ * The features a session's options use that the CLI must have from the start.
+ *
+ * @param settings The checked options.
+ * @returns The features, in the table's names.
+ */
+export function featuresUsed(settings: SessionSettings): CliFeatureName[] {
+  const used = new Set<CliFeatureName>();
+  for (const event of Object.keys(settings.hooks.initialize)) {
+    const feature = featureOfHookEvent(event);
+    if (feature !== undefined) used.add(feature);
+  }
+  if (settings.hooks.blocking.length > 0) used.add("blockingHooks");
+  if (Object.keys(settings.mcp.external).length > 0) used.add("mcpSetServers");
+  return [...used];
+}
+
+/**
+ * Why a session cannot start on its transport's CLI, when the transport
+ * knows the version: below the window's floor, or without a feature the
+ * options use.
+ *
+ * @param info The transport's info.
+ * @param used The features the options use.
+ * @returns The `unsupported` error, or `undefined`.
+ */
+export function startRefusal(
+  info: TransportInfo,
+  used: readonly CliFeatureName[],
+): DuplexError | undefined {
+  const version = launchedCliOf(info)?.version;
+  if (version === undefined) return undefined;
+  return floorRefusal(version) ?? lacking(used, version);
+}
+
+function lacking(used: readonly CliFeatureName[], version: string): DuplexError | undefined {
+  const missing = used.find((name) => hasFeature(name, version) === false);
+  return missing === undefined ? undefined : missingFeature(missing, version);
+}
 
 export class CliCheck {
-  /** The modes the session asked for before the first turn. */
+  /** The modes the session asked for before the first turn (empty: the mode is not known). */
   readonly #modes: Set<string>;
-  readonly #asked: string;
-  readonly #version: string | undefined;
-  readonly #refuse: (refusal: DuplexError) => void;
+  readonly #asked: string | undefined;
+  readonly #used: readonly CliFeatureName[];
+  readonly #host: CliCheckHost;
+  readonly #degraded = new Set<CliFeatureName>();
+  #version: string | undefined;
   /** The first `system/init` was checked (or a refusal was made): nothing more to check. */
   #done = false;
 
   /**
-   * The check of a transport's CLI, when the transport stated the mode it asked for.
+   * The check of a transport's CLI, when the transport started it.
    *
    * @param info The transport's info.
-   * @param refuse Ends the session with the refusal (called at most once).
-   * @returns The check, or `undefined` when there is nothing to check.
+   * @param used The features the session's options use ({@linkcode featuresUsed}).
+   * @param host Ends the session, reports what it does without.
+   * @returns The check, or `undefined` when the transport did not say it started the CLI.
    */
-  static of(info: TransportInfo, refuse: (refusal: DuplexError) => void): CliCheck | undefined {
+  static of(
+    info: TransportInfo,
+    used: readonly CliFeatureName[],
+    host: CliCheckHost,
+  ): CliCheck | undefined {
     const cli = launchedCliOf(info);
-    if (cli?.permissionMode === undefined) return undefined;
-    return new CliCheck(cli.permissionMode, cli.version, refuse);
+    return cli && new CliCheck(cli.permissionMode, cli.version, used, host);
   }
 
   private constructor(
-    asked: string,
+    asked: string | undefined,
     version: string | undefined,
-    refuse: (refusal: DuplexError) => void,
+    used: readonly CliFeatureName[],
+    host: CliCheckHost,
   ) {
     this.#asked = asked;
-    this.#modes = new Set([asked]);
+    this.#modes = new Set(asked === undefined ? [] : [asked]);
     this.#version = version;
-    this.#refuse = refuse;
+    this.#used = used;
+    this.#host = host;
   }
 
   /**
@@ -64,21 +140,58 @@ export class CliCheck {
    * @param mode The mode of a `set_permission_mode` or a claim.
    */
   asked(mode: unknown): void {
-    if (!this.#done && typeof mode === "string") this.#modes.add(mode);
+    if (!this.#done && this.#asked !== undefined && typeof mode === "string") {
+      this.#modes.add(mode);
+    }
+  }
+
+  /**
+   * Refuses a control request of a feature the CLI's version lacks (one that
+   * degrades is the caller's to do without, see `lacks`).
+   *
+   * @param subtype The request's subtype.
+   * @throws {DuplexError} `unsupported` naming the feature, the version it
+   *   needs and the version found (nothing when the version is not known).
+   */
+  require(subtype: string): void {
+    const feature = featureOfSubtype(subtype);
+    if (feature !== undefined && CLI_FEATURES[feature].below.kind === "unsupported") {
+      requireFeature(feature, this.#version);
+    }
+  }
+
+  /**
+   * Tells whether the CLI's version lacks a feature that degrades; the first
+   * time it does, says so in a `feature_degraded` diagnostic.
+   *
+   * @param name The feature.
+   * @returns True when the session must do without it.
+   */
+  lacks(name: CliFeatureName): boolean {
+    if (hasFeature(name, this.#version) !== false) return false;
+    if (!this.#degraded.has(name)) {
+      this.#degraded.add(name);
+      const feature = CLI_FEATURES[name];
+      const instead = feature.below.kind === "degrades" ? feature.below.to : "without it";
+      this.#host.publish({
+        type: "diagnostic",
+        kind: "feature_degraded",
+        message: `claude ${this.#version} has no ${featureLabel(feature)} (it needs ` +
+          `${feature.since}): ${instead}`,
+      });
+    }
+    return true;
   }
 
   /**
    * Checks the `initialize` reply (or a claim's `initialize` payload).
    *
    * @param reply The reply payload.
-   * @returns The refusal, or `undefined` when the reply agrees (or names no mode).
+   * @returns The refusal, or `undefined` when the reply agrees (or names nothing).
    */
   initialized(reply: Record<string, unknown>): DuplexError | undefined {
     if (this.#done) return undefined;
-    const version = typeof reply.claude_code_version === "string"
-      ? reply.claude_code_version
-      : this.#version;
-    return this.#compare(reply.current_permission_mode, version, "initialize");
+    return this.#compare(reply.current_permission_mode, reply.claude_code_version, "initialize");
   }
 
   /**
@@ -88,23 +201,32 @@ export class CliCheck {
    */
   systemInit(frame: SystemInitFrame): void {
     if (this.#done) return;
-    const version = typeof frame.claude_code_version === "string"
-      ? frame.claude_code_version
-      : this.#version;
-    this.#compare(frame.permissionMode, version, "system/init");
+    this.#compare(frame.permissionMode, frame.claude_code_version, "system/init");
     this.#done = true;
+  }
+
+  #allows(reported: string): boolean {
+    for (const mode of this.#modes) if (sameMode(mode, reported)) return true;
+    return false;
   }
 
   #compare(
     reported: unknown,
-    version: string | undefined,
+    version: unknown,
     where: "initialize" | "system/init",
   ): DuplexError | undefined {
-    if (typeof reported !== "string" || this.#modes.has(reported)) return undefined;
+    if (typeof version === "string") this.#version = version;
+    let refusal: DuplexError | undefined;
+    if (this.#asked !== undefined && typeof reported === "string" && !this.#allows(reported)) {
+      const later = [...this.#modes].filter((mode) => mode !== this.#asked);
+      refusal = modeRefusal([this.#asked, ...later], reported, this.#version, where);
+    } else if (this.#version !== undefined) {
+      refusal = floorRefusal(this.#version, "run the session") ??
+        lacking(this.#used, this.#version);
+    }
+    if (refusal === undefined) return undefined;
     this.#done = true;
-    const later = [...this.#modes].filter((mode) => mode !== this.#asked);
-    const refusal = modeRefusal([this.#asked, ...later], reported, version, where);
-    this.#refuse(refusal);
+    this.#host.refuse(refusal);
     return refusal;
   }
 }

@@ -5,6 +5,7 @@
  * from it.
  */
 
+import { rejectedFlag } from "../compat/cli_features.ts";
 import { describeExit, DuplexError, type TransportExit } from "../errors.ts";
 import type { ExitStatus, SessionState } from "./events.ts";
 
@@ -91,7 +92,9 @@ export interface Ending {
  *   is `failed` with code 1, whoever won the race.
  * - Closing because of a failure: `failed` with that failure.
  * - Ready: `completed` for a clean end (exit code 0, no signal), else
- *   `failed`; pending operations get a `process_exited` error either way.
+ *   `failed`; pending operations get a `process_exited` error either way,
+ *   or an `unsupported` one when the CLI exited rejecting a flag of a
+ *   feature it lacks (`error: unknown option '--await-claim'`).
  *
  * @param lifecycle The lifecycle before the end (not `ended`).
  * @param exit How the peer ended, and whether our side's close ended it.
@@ -112,7 +115,8 @@ export function endingOf(
       return { status: { state: "completed", code, signal, exit }, error };
     }
   }
-  const error = new DuplexError(
+  // A flag of the feature table the CLI does not know: the feature is named, with its stderr.
+  const error = rejectedFlag(exit) ?? new DuplexError(
     "process_exited",
     `The CLI ended (${describeExit(exit)}); start a new session to continue`,
     { exit },

@@ -11,7 +11,7 @@ import { encodeLine } from "../codec/ndjson_encode_stream.ts";
 import { Broadcast } from "../subscriptions/_broadcast.ts";
 import type { DuplexError } from "../errors.ts";
 import type { Transport } from "../transport/transport.ts";
-import { CliCheck } from "./_cli_check.ts";
+import { CliCheck, featuresUsed } from "./_cli_check.ts";
 import { ControlChannel } from "./_control_channel.ts";
 import { ControlRouter } from "./_control_router.ts";
 import { type FrameParts, routeFrame } from "./_frame_router.ts";
@@ -77,8 +77,11 @@ export function wireSession(
   const turns: TurnTracker = new TurnTracker({
     telemetry,
     interrupt: (timeoutMs) => control.request("interrupt", {}, { timeoutMs }),
-    cancelQueued: async (uuid) =>
-      (await control.request("cancel_async_message", { message_uuid: uuid })).cancelled === true,
+    cancelQueued: async (uuid) => {
+      if (cli?.lacks("cancelQueued")) return false; // interrupted when it starts instead
+      return (await control.request("cancel_async_message", { message_uuid: uuid })).cancelled ===
+        true;
+    },
     publish,
     event: publish,
     alive: () => end.lifecycle.phase === "ready",
@@ -87,11 +90,14 @@ export function wireSession(
   telemetry.follow(turns);
   const mirror = transport.info.mirror && new TranscriptMirror(transport.info.mirror, publish);
   // A CLI in another permission mode than asked for: no turn of it may finish, nor run a tool.
-  const cli = CliCheck.of(transport.info, (refusal: DuplexError) => {
-    turns.failAll(refusal);
-    const interrupt = { timeoutMs: settings.interruptGraceMs };
-    control.request("interrupt", { cancel_queued: true }, interrupt).catch(() => {});
-    void end.fail(refusal);
+  const cli = CliCheck.of(transport.info, featuresUsed(settings), {
+    refuse: (refusal: DuplexError) => {
+      turns.failAll(refusal);
+      const interrupt = { timeoutMs: settings.interruptGraceMs };
+      control.request("interrupt", { cancel_queued: true }, interrupt).catch(() => {});
+      void end.fail(refusal);
+    },
+    publish,
   });
   const frames: FrameParts = {
     requests,
@@ -146,9 +152,16 @@ export function sendRequest(
   } catch (error) {
     return Promise.reject(error);
   }
-  // A mode the host sets before the first turn is one the CLI may then report.
-  if (subtype === "set_permission_mode") parts.cli?.asked(fields.mode);
-  else if (subtype === "claim_session") parts.cli?.asked(fields.permission_mode);
+  if (parts.cli) {
+    try {
+      parts.cli.require(subtype); // a feature the CLI's version lacks fails here, named
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // A mode the host sets before the first turn is one the CLI may then report.
+    if (subtype === "set_permission_mode") parts.cli.asked(fields.mode);
+    else if (subtype === "claim_session") parts.cli.asked(fields.permission_mode);
+  }
   return parts.control.request(subtype, fields, options);
 }
 

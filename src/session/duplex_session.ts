@@ -25,6 +25,7 @@ import type { ControlRequestMap, ControlSubtype } from "../protocol/control_requ
 import type { Subscription } from "../subscriptions/subscription.ts";
 import type { SessionStats } from "../telemetry/telemetry_options.ts";
 import type { Transport, TransportInfo } from "../transport/transport.ts";
+import { featuresUsed, startRefusal } from "./_cli_check.ts";
 import { exitStatusOf, stateOf } from "./_lifecycle.ts";
 import {
   checkOptions,
@@ -91,7 +92,10 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    *
    * @param options The transport, the permission handler and limits.
    * @returns The running session.
-   * @throws {DuplexError} When the transport cannot be opened (for example `cli_not_found`).
+   * @throws {DuplexError} When the transport cannot be opened (for example `cli_not_found`);
+   *   `unsupported` for a CLI below the supported window (`CLI_WINDOW.floor`), or without a
+   *   feature the options use (`CLI_FEATURES`), when the transport knows its version (the
+   *   subprocess adapter asks `claude --version`).
    * @throws {TypeError} For options of the wrong type.
    * @throws {RangeError} For a duration or size out of range (checked before anything opens).
    */
@@ -102,6 +106,8 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     const transport = await openTransport(options, telemetry);
     try {
       options.signal?.throwIfAborted();
+      const refusal = startRefusal(transport.info, featuresUsed(settings)); // a CLI too old
+      if (refusal) throw refusal;
       return new DuplexSession(START, transport, options, settings, telemetry);
     } catch (error) {
       telemetry.startFailed(error);

@@ -82,7 +82,11 @@ export interface ExitEvent {
 export interface DiagnosticEvent {
   /** Always `"diagnostic"`. */
   type: "diagnostic";
-  /** What happened: a stdout line skipped or repaired (`noise` … `invalid_utf8`), or a session-level event. */
+  /**
+   * What happened: a stdout line skipped or repaired (`noise` … `invalid_utf8`), or a
+   * session-level event (`feature_degraded`: the CLI's version lacks a feature the session
+   * then does without, said once per feature).
+   */
   kind:
     | "noise"
     | "invalid_json"
@@ -96,7 +100,8 @@ export interface DiagnosticEvent {
     | "turn_interrupted"
     | "turn_abandoned"
     | "cli_unresponsive"
-    | "mcp_server_failed";
+    | "mcp_server_failed"
+    | "feature_degraded";
   /** A human-readable sentence. */
   message: string;
   /** The offending line's size in bytes (line-level kinds only). */

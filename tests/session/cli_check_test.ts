@@ -7,6 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { DuplexSession, isDuplexError } from "../../mod.ts";
+import { CLI_FEATURES, type CliFeatureName } from "../../src/compat/cli_features.ts";
+import { CLI_WINDOW, parseCliVersion } from "../../src/compat/cli_versions.ts";
 import { controlSuccess } from "../../src/testing/frames.ts";
 import { ScriptedCli } from "../../src/testing/scripted_cli.ts";
 import {
@@ -15,13 +17,17 @@ import {
   resultFrame,
   userToolResultFrame,
 } from "../../src/testing/turn_frames.ts";
+import { CliCheck } from "../../src/session/_cli_check.ts";
 import type { TransportFactory } from "../../src/transport/transport.ts";
 
-/** The scripted CLI's transport, stating (as the subprocess adapter does) the mode it asked for. */
-function asking(cli: ScriptedCli, permissionMode: string): TransportFactory {
+/**
+ * The scripted CLI's transport, stating (as the subprocess adapter does) the
+ * mode it asked for and, when given, the version its `--version` printed.
+ */
+function asking(cli: ScriptedCli, permissionMode: string, version?: string): TransportFactory {
   return async (context) => {
     const inner = await cli.transport(context);
-    const info = { ...inner.info, cli: { permissionMode } };
+    const info = { ...inner.info, cli: { permissionMode, ...(version && { version }) } };
     return {
       readable: inner.readable,
       ...(inner.stderr && { stderr: inner.stderr }),
@@ -126,6 +132,11 @@ Deno.test("the CLI reports the mode asked for, or one the host set before the fi
     assert.equal((await session.send("touch x")).result.text, "done");
     assert.equal(ran(), true);
   });
+  await t.step("manual, the newer name of default", async () => {
+    const cli = new ScriptedCli({ echo: true });
+    await using session = await DuplexSession.start({ transport: asking(cli, "manual") });
+    assert.equal((await session.send("hi")).result.text, "Echo: hi");
+  });
   await t.step("later reports are not checked (the mode may change in the session)", async () => {
     let turns = 0;
     const cli = new ScriptedCli({ echo: true }).on("user", (frame) => {
@@ -147,4 +158,108 @@ Deno.test("a transport that states no mode is not checked", async () => {
   await using session = await DuplexSession.start({ transport: cli.transport });
   assert.equal((await session.send("touch x")).result.text, "done");
   assert.equal(ran(), true);
+});
+
+/** The version just before one: `2.1.299` for `2.1.300`. */
+function before(version: string): string {
+  const v = parseCliVersion(version)!;
+  return `${v.major}.${v.minor}.${v.patch - 1}`;
+}
+
+Deno.test("a CLI below the window: start refuses when the transport knows the version", async () => {
+  const cli = new ScriptedCli({ echo: true });
+  const old = before(CLI_WINDOW.floor);
+  await assert.rejects(
+    DuplexSession.start({ transport: asking(cli, "default", old) }),
+    (error: unknown) => {
+      assert.ok(isDuplexError(error, "unsupported"), String(error));
+      assert.ok(error.message.includes(`claude ${old} is older than ${CLI_WINDOW.floor}`));
+      return true;
+    },
+  );
+  assert.equal(cli.closeCalls, 1, "the transport was closed");
+  assert.deepEqual(cli.received, []);
+});
+
+Deno.test("a CLI below the window, known from its first system/init: the turn fails, the session ends", async () => {
+  const old = before(CLI_WINDOW.floor);
+  const cli = new ScriptedCli({ echo: true }).on("user", () => [
+    { ...initFrame(), claude_code_version: old },
+  ]);
+  await using session = await DuplexSession.start({ transport: asking(cli, "default") });
+  await assert.rejects(session.send("hi"), (error: unknown) => {
+    assert.ok(isDuplexError(error, "unsupported"), String(error));
+    assert.match(error.message, /^Cannot run the session: claude \S+ is older than/);
+    return true;
+  });
+  assert.equal((await session.waitForExit({ timeoutMs: 3000 })).state, "failed");
+});
+
+Deno.test("a hook event the CLI's version lacks: start refuses; from the initialize reply, the session ends", async (t) => {
+  const events = (Object.keys(CLI_FEATURES) as CliFeatureName[]).flatMap((name) => {
+    const uses = CLI_FEATURES[name].uses;
+    return "hookEvent" in uses ? [[name, uses.hookEvent] as const] : [];
+  });
+  for (const [name, event] of events) {
+    const old = before(CLI_FEATURES[name].since);
+    const hooks = { [event]: [{ run: () => ({}) }] } as never;
+    await t.step(`${event}, the version from the transport`, async () => {
+      const cli = new ScriptedCli({ echo: true });
+      await assert.rejects(
+        DuplexSession.start({ transport: asking(cli, "default", old), hooks }),
+        (error: unknown) => {
+          assert.ok(isDuplexError(error, "unsupported"), String(error));
+          assert.ok(error.message.includes(`the ${event} hook event`), error.message);
+          assert.ok(error.message.includes(`this claude is ${old}`), error.message);
+          return true;
+        },
+      );
+    });
+    await t.step(`${event}, the version from the initialize reply`, async () => {
+      const cli = new ScriptedCli({ echo: true }).on("control_request:initialize", (frame) => [
+        controlSuccess(String(frame.request_id), { claude_code_version: old }),
+      ]);
+      await using session = await DuplexSession.start({ transport: asking(cli, "default"), hooks });
+      await assert.rejects(session.initialized, (e: unknown) => isDuplexError(e, "unsupported"));
+      await assert.rejects(session.send("hi"), (e: unknown) => isDuplexError(e, "unsupported"));
+      assert.equal(cli.received.filter((f) => f.type === "user").length, 0);
+    });
+  }
+});
+
+Deno.test("the check refuses a control request of a feature the version lacks, and says once what it does without", () => {
+  const diagnostics: string[] = [];
+  const subtypes = (Object.keys(CLI_FEATURES) as CliFeatureName[]).flatMap((name) => {
+    const { uses, below, since } = CLI_FEATURES[name];
+    return "subtype" in uses ? [{ name, subtype: uses.subtype, below, since }] : [];
+  });
+  assert.ok(subtypes.length > 0);
+  for (const { name, subtype, below, since } of subtypes) {
+    const old = before(since);
+    const info = { kind: "test", cli: { permissionMode: "default", version: old } };
+    const check = CliCheck.of(info, [], {
+      refuse: () => assert.fail("no refusal"),
+      publish: (event) => diagnostics.push(`${event.kind}: ${event.message}`),
+    })!;
+    if (below.kind === "unsupported") {
+      assert.throws(() => check.require(subtype), (error: unknown) => {
+        assert.ok(isDuplexError(error, "unsupported"), String(error));
+        assert.ok(error.message.includes(`this claude is ${old}`), error.message);
+        return true;
+      });
+    } else {
+      check.require(subtype); // degrades: the caller does without it
+      assert.equal(check.lacks(name), true);
+      assert.equal(check.lacks(name), true);
+      assert.equal(diagnostics.filter((d) => d.includes(CLI_FEATURES[name].title)).length, 1);
+      assert.match(diagnostics.at(-1)!, new RegExp(`^feature_degraded: claude ${old} has no `));
+    }
+    const newer = { kind: "test", cli: { version: since } };
+    const current = CliCheck.of(newer, [], {
+      refuse: () => assert.fail("no refusal"),
+      publish: () => assert.fail("no diagnostic"),
+    })!;
+    current.require(subtype);
+    assert.equal(current.lacks(name), false);
+  }
 });

@@ -14,6 +14,9 @@ import { DuplexSession } from "../../../src/session/duplex_session.ts";
 import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
 import type { PermissionRequest } from "../../../src/permissions/permission.ts";
 import type { TransportFactory } from "../../../src/transport/transport.ts";
+import { hasFeature, missingFeature } from "../../../src/compat/cli_features.ts";
+import type { CliVersion } from "../../../src/compat/cli_versions.ts";
+import { launchVersion } from "../_spawn.ts";
 import { cwdPath, type SubprocessOptions } from "../subprocess_options.ts";
 import type { PoolEvent, SpareKind, StartVia } from "./pool_events.ts";
 import {
@@ -68,7 +71,11 @@ export class Launcher {
   readonly #cwd: string | undefined;
   readonly #launch: (options: SubprocessOptions) => TransportFactory;
   readonly #deps: LauncherDeps;
+  /** Spares are started by the caller's `launch`, not `subprocess()`: their CLI is not asked. */
+  readonly #custom: boolean;
   #parkDir: Promise<string> | undefined;
+  /** Why parked spares cannot start (the CLI lacks --await-claim), once known. */
+  #parking: Promise<DuplexError | undefined> | undefined;
 
   /**
    * @param options The pool's options.
@@ -87,6 +94,7 @@ export class Launcher {
     this.#process = options.process ?? {};
     this.#cwd = cwdPath(this.#process.cwd);
     this.#launch = launch;
+    this.#custom = options.launch !== undefined;
     this.#deps = deps;
   }
 
@@ -287,6 +295,7 @@ export class Launcher {
 
   /** Starts a spare of a kind (for the shelf). */
   async openSpare(kind: SpareKind, signal: AbortSignal): Promise<DuplexSession> {
+    if (kind === "parked") await this.#requireParking();
     const process = kind === "warm"
       ? this.#process
       : { ...this.#process, cwd: await this.#parkFolder(), awaitClaim: true };
@@ -338,6 +347,28 @@ export class Launcher {
       return { behavior: "deny" as const, message: "No conversation holds this session" };
     }
     return this.#options.onPermission!(request, { key, session });
+  }
+
+  /*
+   * Parked spares need --await-claim: on a CLI known to lack it (its version, asked once per
+   * binary; a custom launch is not asked), the shelf keeps warm spares instead, said once.
+   */
+  async #requireParking(): Promise<void> {
+    this.#parking ??= this.#custom
+      ? Promise.resolve(undefined)
+      : launchVersion(this.#process).then((version) => {
+        if (hasFeature("awaitClaim", version) !== false) return undefined;
+        const missing = missingFeature("awaitClaim", version as CliVersion);
+        this.#deps.publish({
+          type: "degraded",
+          feature: "awaitClaim",
+          message: `${missing.message}; the pool keeps warm spares instead of parked ones`,
+        });
+        this.#deps.shelf.parkAsWarm();
+        return missing;
+      }, () => undefined); // no binary: the spare's own start says so
+    const missing = await this.#parking;
+    if (missing) throw missing;
   }
 
   #parkFolder(): Promise<string> {

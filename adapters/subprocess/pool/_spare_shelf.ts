@@ -43,7 +43,7 @@ export interface ShelfDeps {
 
 /** Keeps the spares of a pool. */
 export class SpareShelf {
-  readonly #want: Readonly<Record<SpareKind, number>>;
+  #want: Readonly<Record<SpareKind, number>>;
   readonly #concurrency: number;
   readonly #deps: ShelfDeps;
   readonly #slots: Record<SpareKind, Set<Slot>> = { warm: new Set(), parked: new Set() };
@@ -65,6 +65,17 @@ export class SpareShelf {
     this.#want = want;
     this.#concurrency = concurrency;
     this.#deps = deps;
+  }
+
+  /**
+   * Parked spares cannot start (the CLI has no `--await-claim`): keeps as
+   * many warm spares instead, from now on.
+   */
+  parkAsWarm(): void {
+    const { warm, parked } = this.#want;
+    if (parked === 0) return;
+    this.#want = { warm: warm + parked, parked: 0 };
+    this.fill();
   }
 
   /** How many spares of a kind are held (starting or ready). */
@@ -170,6 +181,7 @@ export class SpareShelf {
       (error) => {
         const held = this.#slots[kind].delete(slot);
         if (this.#closed || !held && controller.signal.aborted) return;
+        if (this.#want[kind] === 0) return; // a kind given up (parkAsWarm), not a failure
         this.#deps.failed();
         const retryInMs = this.#backOff(kind);
         this.#deps.publish({

@@ -73,6 +73,12 @@ export type PoolEvent =
     readonly error: Error;
     readonly retryInMs: number;
   }
+  /**
+   * The CLI lacks a feature the pool would use, and the pool does without
+   * it (said once): `awaitClaim` (parked spares, `--await-claim`) makes the
+   * pool keep as many warm spares instead.
+   */
+  | { readonly type: "degraded"; readonly feature: "awaitClaim"; readonly message: string }
   /** A spare's process ended before it was handed out; it is replaced. */
   | { readonly type: "spare_died"; readonly kind: SpareKind; readonly exit: TransportExit }
   /** The pool closed. */
