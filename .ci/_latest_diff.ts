@@ -133,24 +133,8 @@ export function diffCatalogues(
   for (const [frame, fields] of newest.fields) {
     const before = pinned.fields.get(frame);
     if (before === undefined) continue;
-    for (const field of fields) {
-      if (!before.includes(field)) {
-        items.push({
-          section: "fields",
-          name: `${frame}.${field}`,
-          note: `new in ${versions.newest}`,
-        });
-      }
-    }
-    for (const field of before) {
-      if (!fields.includes(field)) {
-        items.push({
-          section: "fields",
-          name: `${frame}.${field}`,
-          note: `removed in ${versions.newest}`,
-        });
-      }
-    }
+    const names = (list: readonly string[]) => list.map((field) => `${frame}.${field}`);
+    items.push(...diffLists("fields", { pinned: names(before), newest: names(fields) }, versions));
   }
   return items;
 }

@@ -93,22 +93,10 @@ export function blankComments(source: string, strings = true): string {
   return out.slice(0, source.length);
 }
 
-/** The index just past the bracket that closes the one at `start` (in blanked code). */
-function closing(code: string, start: number): number {
-  let depth = 0;
-  for (let i = start; i < code.length; i++) {
-    const c = code[i]!;
-    if (c === "=" && code[i + 1] === ">") {
-      i++;
-      continue;
-    }
-    if (OPEN.includes(c)) depth++;
-    else if (CLOSE.includes(c) && --depth === 0) return i + 1;
-  }
-  return code.length;
-}
-
-/** The index of the first separator outside every bracket from `from` on, else the length. */
+/**
+ * The index of the first separator outside every bracket from `from` on, or
+ * of a closing bracket that closes one opened before `from`, else the length.
+ */
 function scanTo(code: string, from: number, separators: string): number {
   let depth = 0;
   for (let i = from; i < code.length; i++) {
@@ -118,10 +106,15 @@ function scanTo(code: string, from: number, separators: string): number {
       continue;
     }
     if (OPEN.includes(c)) depth++;
-    else if (CLOSE.includes(c)) depth--;
+    else if (CLOSE.includes(c) && --depth < 0) return i;
     else if (depth === 0 && separators.includes(c)) return i;
   }
   return code.length;
+}
+
+/** The index just past the bracket that closes the one at `start` (in blanked code). */
+function closing(code: string, start: number): number {
+  return Math.min(code.length, scanTo(code, start + 1, "") + 1);
 }
 
 /**
