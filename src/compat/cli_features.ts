@@ -15,6 +15,11 @@
  * A version that is not known (a wrapper binary, a transport that does not
  * tell) is given the benefit of the doubt: the feature is used, and a CLI
  * that rejects its flag is reported by `rejectedFlag`.
+ *
+ * The versions are the first seen by the measurements of issue 23 (every
+ * release from 2.1.268 to 2.1.332 installed and run offline): `2.1.268` means
+ * "2.1.268 or older", the oldest checked. Every flag, control subtype and hook
+ * event the library uses that the table does not list is in 2.1.289 or older.
  */
 
 import { DuplexError, excerptOf, type TransportExit } from "../errors.ts";
@@ -46,19 +51,19 @@ const FEATURES = {
   awaitClaim: {
     title: "parked spares",
     uses: { flag: "--await-claim" },
-    since: "2.1.300",
+    since: "2.1.281",
     below: { kind: "degrades", to: "warm spares (started without --await-claim)" },
   },
   sessionMirror: {
     title: "transcript mirroring to a session store",
     uses: { flag: "--session-mirror" },
-    since: "2.1.300",
+    since: "2.1.268",
     below: { kind: "unsupported" },
   },
   cancelQueued: {
     title: "withdrawing a queued prompt",
     uses: { subtype: "cancel_async_message" },
-    since: "2.1.300",
+    since: "2.1.268",
     below: { kind: "degrades", to: "an aborted queued prompt is interrupted when it starts" },
   },
   blockingHooks: {
@@ -70,7 +75,7 @@ const FEATURES = {
   hookEvents: {
     title: "hook events in the output",
     uses: { flag: "--include-hook-events" },
-    since: "2.1.300",
+    since: "2.1.268",
     below: { kind: "unsupported" },
   },
   preSkillShellCommand: {
@@ -79,10 +84,16 @@ const FEATURES = {
     since: "2.1.332",
     below: { kind: "unsupported" },
   },
+  setHasSubscribers: {
+    title: "telling the CLI whether anyone subscribes",
+    uses: { subtype: "set_has_subscribers" },
+    since: "2.1.319",
+    below: { kind: "unsupported" },
+  },
   mcpSetServers: {
     title: "setting MCP servers over the control channel",
     uses: { subtype: "mcp_set_servers" },
-    since: "2.1.300",
+    since: "2.1.268",
     below: { kind: "unsupported" },
   },
 } as const satisfies Record<string, CliFeature>;
