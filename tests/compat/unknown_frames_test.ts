@@ -11,22 +11,10 @@ import { CLI_WINDOW } from "../../src/compat/cli_versions.ts";
 import { controlError } from "../../src/testing/frames.ts";
 import { ScriptedCli } from "../../src/testing/scripted_cli.ts";
 import type { TransportFactory } from "../../src/transport/transport.ts";
+import { launchedBy } from "./_helpers.ts";
 
 function launched(cli: ScriptedCli): TransportFactory {
-  return async (context) => {
-    const inner = await cli.transport(context);
-    const info = { ...inner.info, cli: { permissionMode: "default", version: CLI_WINDOW.newest } };
-    return {
-      readable: inner.readable,
-      ...(inner.stderr && { stderr: inner.stderr }),
-      closed: inner.closed,
-      info,
-      write: (line) => inner.write(line),
-      endInput: () => inner.endInput(),
-      close: () => inner.close(),
-      [Symbol.asyncDispose]: () => inner[Symbol.asyncDispose](),
-    };
-  };
+  return launchedBy(cli, { permissionMode: "default", version: CLI_WINDOW.newest });
 }
 
 Deno.test("new frame types, system subtypes and control subtypes still arrive, unknown to the library", async () => {

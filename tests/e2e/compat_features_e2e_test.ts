@@ -16,29 +16,15 @@ import { DuplexSession, isDuplexError } from "../../mod.ts";
 import { CLI_FEATURES } from "../../src/compat/cli_features.ts";
 import { CLI_WINDOW } from "../../src/compat/cli_versions.ts";
 import { unavailableStep } from "../_unavailable.ts";
+import { installedCli } from "../compat/_helpers.ts";
 import { e2eTest, sandboxedCli, withSandbox } from "./_harness.ts";
-
-/** The binary of a CLI version installed under `.cache/claude-cli-versions/`, if it is there. */
-function installed(version: string): string | undefined {
-  const path = decodeURIComponent(
-    new URL(
-      `../../.cache/claude-cli-versions/${version}/node_modules/@anthropic-ai/claude-code/bin/claude.exe`,
-      import.meta.url,
-    ).pathname,
-  );
-  try {
-    return Deno.statSync(path).isFile ? path : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const BELOW_FLOOR = "2.1.268";
 
 e2eTest(
   "older CLIs: a feature the version lacks, or a version below the floor, is refused at start",
   async (t) => {
-    const floor = installed(CLI_WINDOW.floor);
+    const floor = installedCli(CLI_WINDOW.floor);
     if (floor === undefined) {
       await unavailableStep(
         t,
@@ -72,7 +58,7 @@ e2eTest(
         },
       );
     }
-    const old = installed(BELOW_FLOOR);
+    const old = installedCli(BELOW_FLOOR);
     if (old === undefined) {
       await unavailableStep(
         t,

@@ -16,33 +16,19 @@
 import assert from "node:assert/strict";
 import { deny, DuplexSession, type SessionEvent } from "../../mod.ts";
 import { unavailableStep } from "../_unavailable.ts";
+import { installedCli } from "../compat/_helpers.ts";
 import { e2eTest, exists, sandboxedCli, withSandbox } from "./_harness.ts";
 
 const TURN = { timeoutMs: 30_000 } as const;
 /** The version whose default mode (`auto`) let tools run unasked. */
 const AUTO_BY_DEFAULT = "2.1.300";
 
-/** The binary of a CLI version installed under `.cache/claude-cli-versions/`, if it is there. */
-function installed(version: string): string | undefined {
-  const path = decodeURIComponent(
-    new URL(
-      `../../.cache/claude-cli-versions/${version}/node_modules/@anthropic-ai/claude-code/bin/claude.exe`,
-      import.meta.url,
-    ).pathname,
-  );
-  try {
-    return Deno.statSync(path).isFile ? path : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 e2eTest(
   "a handler's deny is honoured: the CLI runs in the permission mode asked for",
   async (t, cli) => {
     const binaries: ReadonlyArray<readonly [string, string | undefined]> = [
       ["the CLI under test", cli],
-      [`claude ${AUTO_BY_DEFAULT} (its own default mode is auto)`, installed(AUTO_BY_DEFAULT)],
+      [`claude ${AUTO_BY_DEFAULT} (its own default mode is auto)`, installedCli(AUTO_BY_DEFAULT)],
     ];
     for (const [name, binary] of binaries) {
       if (binary === undefined) {

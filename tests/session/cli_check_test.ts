@@ -18,27 +18,11 @@ import {
   userToolResultFrame,
 } from "../../src/testing/turn_frames.ts";
 import { CliCheck } from "../../src/session/_cli_check.ts";
+import { launchedBy } from "../compat/_helpers.ts";
 import type { TransportFactory } from "../../src/transport/transport.ts";
 
-/**
- * The scripted CLI's transport, stating (as the subprocess adapter does) the
- * mode it asked for and, when given, the version its `--version` printed.
- */
 function asking(cli: ScriptedCli, permissionMode: string, version?: string): TransportFactory {
-  return async (context) => {
-    const inner = await cli.transport(context);
-    const info = { ...inner.info, cli: { permissionMode, ...(version && { version }) } };
-    return {
-      readable: inner.readable,
-      ...(inner.stderr && { stderr: inner.stderr }),
-      closed: inner.closed,
-      info,
-      write: (line) => inner.write(line),
-      endInput: () => inner.endInput(),
-      close: () => inner.close(),
-      [Symbol.asyncDispose]: () => inner[Symbol.asyncDispose](),
-    };
-  };
+  return launchedBy(cli, { permissionMode, ...(version && { version }) });
 }
 
 /**
