@@ -3,12 +3,16 @@
  * against {@linkcode startFakeApi}.
  *
  * - {@linkcode cliPath} says where the installed CLI is (`.ci/install_claude.ts`
- *   records it), or why it is unavailable.
+ *   records it), or why it is unavailable (from `_cli.ts`, re-exported).
  * - {@linkcode e2eTest} registers a test only when the CLI is available. When
  *   it is not, one test is registered per module and reported as IGNORED with
  *   the reason (never silently passed); with `CI=true` that test FAILS instead.
  * - {@linkcode withSandbox} gives each scenario fresh temp folders and a fake
  *   API, and always removes and closes them.
+ * - {@linkcode cliAtLeast} and {@linkcode stepSince} (from `_cli.ts`,
+ *   re-exported) let a scenario that needs a newer CLI than the one under test
+ *   (an older version of the support window, `CLAUDE_E2E_BIN`) say so: the
+ *   step is IGNORED with the reason.
  *
  * @module
  */
@@ -18,66 +22,9 @@ import { subprocess, type SubprocessOptions } from "../../adapters/subprocess/mo
 import { type FakeApi, type FakeApiOptions, startFakeApi } from "./fake_api.ts";
 import type { WebSocketConstructor } from "../../adapters/remote/mod.ts";
 import { unavailableTest } from "../_unavailable.ts";
+import { cliPath } from "./_cli.ts";
 
-/**
- * Where the installer puts the CLI: `.cache/claude-cli/` of the project, or
- * `CLAUDE_E2E_PREFIX` (as for `.ci/install_claude.ts`).
- */
-function prefix(): URL {
-  const custom = Deno.env.get("CLAUDE_E2E_PREFIX");
-  if (!custom) return new URL("../../.cache/claude-cli/", import.meta.url);
-  const absolute = custom.startsWith("/") ? custom : `${Deno.cwd()}/${custom}`;
-  return new URL(`file://${absolute.endsWith("/") ? absolute : `${absolute}/`}`);
-}
-
-/** Whether the real CLI can be run, and where it is. */
-export type CliStatus =
-  | { readonly available: true; readonly path: string }
-  | { readonly available: false; readonly reason: string };
-
-function readText(url: URL): string | undefined {
-  try {
-    return Deno.readTextFileSync(url).trim();
-  } catch {
-    return undefined;
-  }
-}
-
-function isFile(path: string | URL): boolean {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Finds the real CLI: `CLAUDE_E2E_BIN` if set, else the path recorded by
- * `.ci/install_claude.ts` (`claude-path.txt` in the install folder), else the
- * package's `bin/claude.exe` there. Reports the
- * installer's `UNAVAILABLE` marker as the reason when there is one.
- *
- * @returns The path, or why there is none.
- */
-export function cliPath(): CliStatus {
-  const override = Deno.env.get("CLAUDE_E2E_BIN");
-  if (override) {
-    return isFile(override)
-      ? { available: true, path: override }
-      : { available: false, reason: `CLAUDE_E2E_BIN=${override} is not a file` };
-  }
-  const root = prefix();
-  const marker = readText(new URL("UNAVAILABLE", root));
-  if (marker !== undefined) return { available: false, reason: marker || "no reason recorded" };
-  const recorded = readText(new URL("claude-path.txt", root));
-  if (recorded && isFile(recorded)) return { available: true, path: recorded };
-  const fallback = new URL("node_modules/@anthropic-ai/claude-code/bin/claude.exe", root);
-  if (isFile(fallback)) return { available: true, path: decodeURIComponent(fallback.pathname) };
-  return {
-    available: false,
-    reason: "the claude CLI is not installed; run `deno task test:e2e` (it installs it first)",
-  };
-}
+export { CLI_CHANGES, cliAtLeast, cliPath, type CliStatus, cliVersion, stepSince } from "./_cli.ts";
 
 /**
  * The environment that keeps the CLI offline and inside `dir`

@@ -369,8 +369,15 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The blocks of the last `role: "user"` message of a Messages request body. */
-function lastUserBlocks(body: unknown): unknown[] {
+/**
+ * The blocks of the last `role: "user"` message of a Messages request body.
+ * Not simply the last message: the CLI ends the list with `role: "system"`
+ * entries (its environment; 2.1.285 .. 2.1.301 also a `<total_tokens>` note).
+ *
+ * @param body A parsed Messages request body.
+ * @returns The blocks (a string content as one text block), or `[]`.
+ */
+export function lastUserBlocks(body: unknown): unknown[] {
   if (!isObject(body) || !Array.isArray(body.messages)) return [];
   for (let i = body.messages.length - 1; i >= 0; i--) {
     const message: unknown = body.messages[i];

@@ -8,6 +8,11 @@
  * fires before `initialize` registers the host's hooks), and the events that
  * need teammates, worktrees, elicitations, watched files or model switches.
  *
+ * On a CLI older than blocking hooks need (`CLI_FEATURES.blockingHooks`, an
+ * older version of the support window), the session runs without the
+ * `onFailure: "block"` hook, and a second session checks that asking for one
+ * fails the start with `unsupported` instead of running unprotected.
+ *
  * @module
  */
 
@@ -17,12 +22,21 @@ import {
   DuplexSession,
   type HookEvent,
   type HooksOptions,
+  isDuplexError,
   mcpServer,
   type SessionEvent,
   tool,
 } from "../../mod.ts";
 import { type HookInputs, isSystemFrame } from "../../src/protocol/mod.ts";
-import { e2eTest, sandboxedCli, withSandbox } from "./_harness.ts";
+import { CLI_FEATURES } from "../../src/compat/cli_features.ts";
+import {
+  cliAtLeast,
+  cliVersion,
+  e2eTest,
+  sandboxedCli,
+  stepSince,
+  withSandbox,
+} from "./_harness.ts";
 
 const TURN = { timeoutMs: 40_000 } as const;
 const CONTROL = { timeoutMs: 10_000 } as const;
@@ -43,6 +57,17 @@ const REACHABLE: readonly HookEvent[] = [
   "PostCompact",
   "SessionStart",
 ];
+
+/** A PreToolUse hook on Read that throws, set to block. */
+function blockingReadHook() {
+  return {
+    matcher: "Read",
+    onFailure: "block" as const,
+    run: () => {
+      throw new Error("the e2e hook failed on purpose");
+    },
+  };
+}
 
 class Seen {
   readonly inputs: Record<string, unknown>[] = [];
@@ -67,14 +92,9 @@ e2eTest("hooks: every reachable event fires its typed function on the real CLI",
     for (const event of REACHABLE) {
       hooks[event] = [{ run: (input: Record<string, unknown>) => void seen.inputs.push(input) }];
     }
-    // A failing hook on Read, set to block: the CLI must block the Read.
-    (hooks.PreToolUse as unknown[]).push({
-      matcher: "Read",
-      onFailure: "block",
-      run: () => {
-        throw new Error("the e2e hook failed on purpose");
-      },
-    });
+    // A failing hook on Read, set to block: the CLI must block the Read (when it can).
+    const blocking = cliAtLeast(CLI_FEATURES.blockingHooks.since);
+    if (blocking) (hooks.PreToolUse as unknown[]).push(blockingReadHook());
     const adder = tool(
       "add",
       "Adds two numbers",
@@ -142,19 +162,51 @@ e2eTest("hooks: every reachable event fires its typed function on the real CLI",
       assert.equal(seen.of("PostToolUse").length, 0, "no PostToolUse for a failed tool");
     });
 
-    await t.step("onFailure: block: a throwing PreToolUse hook blocks the tool", async () => {
-      seen.clear();
-      const turn = await session.send("[[tool:read:hello.txt]]", TURN);
-      assert.match(
-        turn.result.text,
-        /^Tool failed: PreToolUse:Read hook error: .*onFailure is "block"/,
+    if (!blocking) {
+      await t.step(
+        `onFailure: block on claude ${cliVersion()}: the start fails unsupported, nothing runs`,
+        async () => {
+          await withSandbox(async (other) => {
+            const ran: string[] = [];
+            const error = await (async () => {
+              await using blocked = await DuplexSession.start({
+                transport: sandboxedCli(cli, { work: other.work, env: other.env }),
+                hooks: { PreToolUse: [blockingReadHook()] },
+                onPermission: (request) => {
+                  ran.push(request.toolName);
+                  return { behavior: "allow" };
+                },
+              });
+              await blocked.send("[[tool:read:hello.txt]]", TURN);
+            })().then(() => undefined, (e: unknown) => e);
+            assert.ok(isDuplexError(error, "unsupported"), `unsupported, got ${error}`);
+            assert.match(error.message, /hook_on_failure_supported/);
+            assert.equal(other.api.messageRequests.length, 0, "no prompt reached the model");
+            assert.deepEqual(ran, []);
+          });
+        },
       );
-      const warning = turn.events.find((e) => isSystemFrame(e, "informational"));
-      assert.ok(warning && isSystemFrame(warning, "informational"), "a typed warning frame");
-      assert.equal(warning.tag, "hook_callback_failed");
-      assert.equal(warning.level, "warning");
-      assert.equal(seen.of("PostToolUse").length, 0, "the Read never ran");
-    });
+    }
+
+    await stepSince(
+      t,
+      CLI_FEATURES.blockingHooks.since,
+      'hook_on_failure_supported (onFailure: "block")',
+      "onFailure: block: a throwing PreToolUse hook blocks the tool",
+      async () => {
+        seen.clear();
+        const turn = await session.send("[[tool:read:hello.txt]]", TURN);
+        assert.match(
+          turn.result.text,
+          /^Tool failed: PreToolUse:Read hook error: .*onFailure is "block"/,
+        );
+        const warning = turn.events.find((e) => isSystemFrame(e, "informational"));
+        assert.ok(warning && isSystemFrame(warning, "informational"), "a typed warning frame");
+        assert.equal(warning.tag, "hook_callback_failed");
+        assert.equal(warning.level, "warning");
+        assert.equal(seen.of("PostToolUse").length, 0, "the Read never ran");
+      },
+    );
 
     await t.step(
       "/compact: PreCompact, PostCompact, SessionStart (compact), compact_boundary",

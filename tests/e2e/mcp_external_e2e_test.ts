@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { allow, DuplexSession, mcpServer, tool } from "../../mod.ts";
 import { e2eTest, sandboxedCli, withSandbox } from "./_harness.ts";
+import { lastUserBlocks } from "./fake_api.ts";
 
 const SERVER = new URL("../fixtures/mcp_stdio_server.ts", import.meta.url).pathname;
 
@@ -40,9 +41,8 @@ e2eTest(
         },
       });
       const turn = await session.send("[[tool:mcp__whisperer__whisper:{}]]", { timeoutMs: 30_000 });
-      const last = api.messageRequests.at(-1)?.body as { messages: { content: unknown }[] };
       assert.match(
-        JSON.stringify(last.messages.at(-1)?.content),
+        JSON.stringify(lastUserBlocks(api.messageRequests.at(-1)?.body)),
         new RegExp(`the word is ${secret}`),
       );
       assert.match(turn.result.text, /the word is/);

@@ -10,18 +10,14 @@
 import assert from "node:assert/strict";
 import { DuplexSession, isDuplexError, type SessionEvent } from "../../mod.ts";
 import { e2eTest, sandboxedCli, withSandbox } from "./_harness.ts";
-import type { FakeApi } from "./fake_api.ts";
+import { type FakeApi, lastUserBlocks } from "./fake_api.ts";
 
 const TURN = { timeoutMs: 30_000 } as const;
 
 /** The user texts of the last message of each Messages request since `from`, joined. */
 function asked(api: FakeApi, from: number): string[] {
   return api.messageRequests.slice(from).map((request) => {
-    const messages = (request.body as { messages?: { role: string; content: unknown }[] })
-      .messages ?? [];
-    const last = messages.at(-1);
-    const content = Array.isArray(last?.content) ? last.content : [];
-    return content
+    return (lastUserBlocks(request.body) as { text?: unknown }[])
       .flatMap((part) =>
         typeof part?.text === "string" && !part.text.includes("<system-reminder>")
           ? [part.text]
@@ -90,7 +86,8 @@ e2eTest(
       await t.step("verbatim: a slash command is sent as text, not run", async () => {
         const from = api.messageRequests.length;
         const run = await session.send("/cost", TURN);
-        assert.match(run.result.text, /Estimated cost/, "run by the CLI itself");
+        // "Total cost:" before 2.1.326 (CLI_CHANGES.estimatedCost).
+        assert.match(run.result.text, /(Estimated|Total) cost:/, "run by the CLI itself");
         assert.equal(api.messageRequests.length, from, "no API request for a slash command");
         const text = await session.send("/cost", { ...TURN, verbatim: true });
         assert.equal(text.result.text, "Echo: /cost");

@@ -1,12 +1,23 @@
 /**
  * Drives the real `claude` binary directly with `Deno.Command` (no library
  * code): validates the fake API and the offline sandbox against the real CLI.
+ * The permission mode is passed, as the library does: 2.1.285 .. 2.1.301 run
+ * in `auto` by default, where the tool of turn 3 runs without a
+ * `can_use_tool` request.
  *
  * @module
  */
 
 import assert from "node:assert/strict";
-import { collectText, e2eTest, type Frame, FrameReader, reap, withSandbox } from "./_harness.ts";
+import {
+  cliVersion,
+  collectText,
+  e2eTest,
+  type Frame,
+  FrameReader,
+  reap,
+  withSandbox,
+} from "./_harness.ts";
 
 const ARGS = [
   "--input-format",
@@ -16,6 +27,8 @@ const ARGS = [
   "--verbose",
   "--permission-prompt-tool",
   "stdio",
+  "--permission-mode",
+  "default",
 ];
 
 function userLine(text: string): string {
@@ -61,7 +74,8 @@ e2eTest("raw CLI: two turns, then a can_use_tool allowed with updatedInput", asy
         sessionId = String(init.session_id);
         assert.match(sessionId, /^[0-9a-f-]{36}$/);
         assert.equal(init.cwd, await Deno.realPath(work));
-        assert.equal(init.claude_code_version, "2.1.332");
+        assert.equal(init.claude_code_version, cliVersion(cli));
+        assert.equal(init.permissionMode, "default");
         const assistant = await frames.next(isType("assistant"));
         assert.equal(assistantText(assistant), "Echo: hello one");
         const result = await frames.next(isType("result"));
