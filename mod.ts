@@ -129,6 +129,19 @@ export {
   type ToolOptions,
   type ToolResult,
 } from "./src/mcp/tool.ts";
+export {
+  CLI_WINDOW,
+  type CliVersion,
+  compareCliVersions,
+  parseCliVersion,
+} from "./src/compat/cli_versions.ts";
+export {
+  CLI_FEATURES,
+  type CliFeature,
+  type CliFeatureName,
+  hasFeature,
+} from "./src/compat/cli_features.ts";
+export type { LaunchedCli } from "./src/compat/cli_check.ts";
 export type { InferSchemaOutput, StandardSchemaV1 } from "./src/mcp/standard_schema.ts";
 export { mcpServer, type McpServerOptions, type SdkMcpServer } from "./src/mcp/mcp_server.ts";
 

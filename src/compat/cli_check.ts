@@ -15,8 +15,8 @@
  * starts, else from the CLI's own report. A transport that states nothing
  * (scripted, replayed, remote) is not checked.
  *
- * `info.cli` is read through `launchedCliOf` until `TransportInfo` declares
- * the field itself.
+ * `info.cli` (declared by `TransportInfo`) is read through `launchedCliOf`,
+ * which keeps only well-formed fields: a third-party transport may set it.
  */
 
 import { DuplexError } from "../errors.ts";
@@ -42,7 +42,7 @@ export interface LaunchedCli {
  * @returns Its `cli` field, or `undefined` when it states none.
  */
 export function launchedCliOf(info: TransportInfo): LaunchedCli | undefined {
-  const cli = (info as { readonly cli?: unknown }).cli;
+  const cli: unknown = info.cli;
   if (!isRecord(cli)) return undefined;
   return {
     ...(typeof cli.permissionMode === "string" && { permissionMode: cli.permissionMode }),

@@ -45,9 +45,17 @@ export interface CliFeature {
 }
 
 /** The features, by name. */
-export type CliFeatureName = keyof typeof FEATURES;
+export type CliFeatureName =
+  | "awaitClaim"
+  | "sessionMirror"
+  | "cancelQueued"
+  | "blockingHooks"
+  | "hookEvents"
+  | "preSkillShellCommand"
+  | "setHasSubscribers"
+  | "mcpSetServers";
 
-const FEATURES = {
+const FEATURES: Readonly<Record<CliFeatureName, CliFeature>> = {
   awaitClaim: {
     title: "parked spares",
     uses: { flag: "--await-claim" },
@@ -96,7 +104,7 @@ const FEATURES = {
     since: "2.1.268",
     below: { kind: "unsupported" },
   },
-} as const satisfies Record<string, CliFeature>;
+};
 
 /** Each feature the library uses, the version it needs, and what happens below it. */
 export const CLI_FEATURES: Readonly<Record<CliFeatureName, CliFeature>> = FEATURES;

@@ -14,8 +14,11 @@
 
 /** A CLI version, as three numbers (`2.1.332`). */
 export interface CliVersion {
+  /** The first number (`2`). */
   readonly major: number;
+  /** The second number (`1`). */
   readonly minor: number;
+  /** The third number (`332`). */
   readonly patch: number;
   /** As written: `2.1.332`. */
   readonly text: string;

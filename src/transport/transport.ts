@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { LaunchedCli } from "../compat/cli_check.ts";
 import type { MirrorTarget } from "../store/mirror_target.ts";
 import type { TransportExit } from "../errors.ts";
 
@@ -76,6 +77,13 @@ export interface TransportInfo {
    * elsewhere (a `tee()`d stream, a recorder).
    */
   readonly freshChunks?: boolean;
+  /**
+   * What a transport that started the CLI asked of it and learned about it:
+   * the permission mode it passed (`--permission-mode`; the session ends when
+   * the CLI reports another before its first turn) and the CLI's version.
+   * Transports that start no CLI leave it unset (nothing is checked).
+   */
+  readonly cli?: LaunchedCli;
   /**
    * Fields the CLI reads only from `initialize` that the transport's own
    * options set (for example the subprocess adapter's `skills`): the session
