@@ -81,6 +81,19 @@ async function binaryOf(version: string): Promise<{ path: string } | { why: stri
 }
 
 /**
+ * The run of a version that could not be installed.
+ *
+ * @param version The CLI version.
+ * @param why Why (the installer's `UNAVAILABLE` text).
+ * @param seconds How long the attempt took.
+ * @returns The run, with no test counted.
+ */
+export function unavailable(version: string, why: string, seconds: number): WindowRun {
+  const none = { passed: 0, failed: 0, ignored: 0, ignoredSteps: 0 };
+  return { version, outcome: "unavailable", ...none, exitCode: -1, seconds, note: why };
+}
+
+/**
  * Runs the core against one version.
  *
  * @param version The CLI version.
@@ -91,19 +104,7 @@ export async function runVersion(version: string, files: readonly string[]): Pro
   const started = performance.now();
   const seconds = () => Math.round((performance.now() - started) / 1000);
   const binary = await binaryOf(version);
-  if ("why" in binary) {
-    return {
-      version,
-      outcome: "unavailable",
-      passed: 0,
-      failed: 0,
-      ignored: 0,
-      ignoredSteps: 0,
-      exitCode: -1,
-      seconds: seconds(),
-      note: binary.why,
-    };
-  }
+  if ("why" in binary) return unavailable(version, binary.why, seconds());
   console.log(`::: claude ${version}: ${files.length} files with CLAUDE_E2E_BIN=${binary.path}`);
   const child = new Deno.Command(Deno.execPath(), {
     args: ["test", "--trace-leaks", "-P=e2e", ...files],

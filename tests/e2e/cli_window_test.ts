@@ -19,7 +19,7 @@ import {
   versionArg,
   versionPrefix,
 } from "../../.ci/install_claude.ts";
-import { readSummary, report, type WindowRun } from "../../.ci/test_window.ts";
+import { readSummary, report, unavailable, type WindowRun } from "../../.ci/test_window.ts";
 import { CLI_WINDOW, compareCliVersions } from "../../src/compat/cli_versions.ts";
 
 Deno.test("the CI window is the library's: its floor, the pinned newest, two between", () => {
@@ -76,17 +76,7 @@ Deno.test("test_window.ts: Deno's summary read, one line per version", () => {
       seconds: 56,
       note: "",
     },
-    {
-      version: "2.1.300",
-      outcome: "unavailable",
-      passed: 0,
-      failed: 0,
-      ignored: 0,
-      ignoredSteps: 0,
-      exitCode: -1,
-      seconds: 1,
-      note: "npm failed",
-    },
+    unavailable("2.1.300", "npm failed", 1),
   ];
   assert.equal(
     report(runs),
