@@ -372,7 +372,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /**
  * The blocks of the last `role: "user"` message of a Messages request body.
  * Not simply the last message: the CLI ends the list with `role: "system"`
- * entries (its environment; 2.1.285 .. 2.1.301 also a `<total_tokens>` note).
+ * entries (its environment; up to 2.1.312 also a `<total_tokens>` note).
  *
  * @param body A parsed Messages request body.
  * @returns The blocks (a string content as one text block), or `[]`.
