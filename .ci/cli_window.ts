@@ -34,6 +34,12 @@ export const OLDER_VERSIONS: readonly string[] = Object.freeze(
 );
 
 /**
+ * Versions outside the window that tests run on purpose: 2.1.268, below the
+ * floor, which `tests/e2e/compat_features_e2e_test.ts` must see refused.
+ */
+export const TEST_ONLY_VERSIONS: readonly string[] = Object.freeze(["2.1.268"]);
+
+/**
  * The real-CLI end-to-end core, run on every version of the window: turns,
  * streaming, permissions (allow, deny, defer), interrupt, hooks, MCP (in
  * process and external), queued prompts, resume, the pool's spares, store

@@ -11,15 +11,21 @@
  * not be installed (with `CI=true`; locally an unavailable version is
  * reported and skipped, as the e2e suite does).
  *
+ * Every version is installed before any runs: the compat e2e tests of each
+ * run use the others (2.1.300's default mode, 2.1.268 below the floor).
+ *
  * Flags: `--versions=2.1.300,2.1.310` runs those instead of the window's
- * older versions; `--files=a,b` runs those files instead of the core.
+ * older versions; `--files=a,b` runs those files instead of the core;
+ * `--install-only` installs the window's older versions and
+ * `TEST_ONLY_VERSIONS` and runs nothing (`.ci/run` does it before the full
+ * e2e suite, whose compat tests need them).
  * Permissions: `-P=e2e` (it runs npm, each binary and `deno test`).
  *
  * @module
  */
 
 import { installClaude, PATH_FILE, UNAVAILABLE_FILE, versionPrefix } from "./install_claude.ts";
-import { CORE_E2E_FILES, OLDER_VERSIONS } from "./cli_window.ts";
+import { CORE_E2E_FILES, OLDER_VERSIONS, TEST_ONLY_VERSIONS } from "./cli_window.ts";
 
 /** What one version's run gave. */
 export interface WindowRun {
@@ -169,10 +175,20 @@ export function report(runs: readonly WindowRun[]): string {
 if (import.meta.main) {
   const versions = listArg(Deno.args, "versions") ?? [...OLDER_VERSIONS];
   const files = listArg(Deno.args, "files") ?? [...CORE_E2E_FILES];
+  const ci = Deno.env.get("CI") === "true";
+  const installs = [...new Set([...OLDER_VERSIONS, ...TEST_ONLY_VERSIONS, ...versions])];
+  const missing: string[] = [];
+  for (const version of installs) {
+    const found = await binaryOf(version);
+    if ("why" in found) missing.push(`claude ${version}: ${found.why}`);
+  }
+  if (Deno.args.includes("--install-only")) {
+    console.log(missing.length === 0 ? `installed: ${installs.join(", ")}` : missing.join("\n"));
+    Deno.exit(missing.length > 0 && ci ? 1 : 0);
+  }
   const runs: WindowRun[] = [];
   for (const version of versions) runs.push(await runVersion(version, files));
   console.log(`::: the CLI window\n${report(runs)}`);
-  const ci = Deno.env.get("CI") === "true";
   const bad = runs.some((run) =>
     run.outcome === "unavailable" ? ci : run.exitCode !== 0 || run.failed > 0
   );
