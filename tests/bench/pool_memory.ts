@@ -11,7 +11,7 @@
  */
 
 import type { TransportFactory } from "../../mod.ts";
-import { type SubprocessOptions } from "../../adapters/subprocess/mod.ts";
+import type { SubprocessOptions } from "../../adapters/subprocess/mod.ts";
 import { SessionPool } from "../../adapters/subprocess/pool/mod.ts";
 import { ScriptedCli } from "../../src/testing/mod.ts";
 import { echoTurn, loadAverage, until } from "./_pool_bench.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type SubprocessOptions } from "../../../../adapters/subprocess/mod.ts";
+import type { SubprocessOptions } from "../../../../adapters/subprocess/mod.ts";
 import { SessionPool } from "../../../../adapters/subprocess/pool/mod.ts";
 import type { SpareKind } from "../../../../adapters/subprocess/pool/pool_events.ts";
 import type { Transport, TransportFactory } from "../../../../src/transport/transport.ts";
