@@ -22,6 +22,8 @@
  * - `unauthorized`: a relay refused the credentials.
  * - `lagged`: a subscriber with the `"error"` overflow policy fell behind.
  * - `invalid_argument`: the caller passed a value the library cannot use.
+ * - `not_found`: the session, conversation or subagent named by id does not exist (in the
+ *   CLI's files, the store, the pool or the relay); the message names the id and where it looked.
  * - `claim_refused`: a parked spare refused `claim_session`; `errorCode` holds the CLI's
  *   reason token (`cwd_not_found`, `env_key_not_claimable`, `permission_mode_not_claimable`, …).
  * - `pool_exhausted`: a `SessionPool` has no live slot and its waiting line is full.
@@ -51,6 +53,7 @@ export type DuplexErrorKind =
   | "unauthorized"
   | "lagged"
   | "invalid_argument"
+  | "not_found"
   | "claim_refused"
   | "pool_exhausted"
   | "resume_failed"
