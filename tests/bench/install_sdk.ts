@@ -2,7 +2,7 @@
 /**
  * Installs the official TypeScript SDK, pinned, for the side-by-side
  * benchmarks: `npm install --prefix .cache/bench-sdk
- * @anthropic-ai/claude-agent-sdk@0.3.332 --omit=optional`. Idempotent: does
+ * @anthropic-ai/claude-agent-sdk@0.3.333 --omit=optional`. Idempotent: does
  * nothing when that version is already there.
  *
  * `--omit=optional` skips the SDK's bundled native CLI (a few hundred MB):
@@ -23,7 +23,7 @@
  */
 
 /** The pinned SDK version. */
-export const SDK_VERSION = "0.3.332";
+export const SDK_VERSION = "0.3.333";
 /** The install folder, relative to the project root. */
 export const SDK_PREFIX = ".cache/bench-sdk";
 
