@@ -9,6 +9,7 @@ import { sleep } from "../../src/_deadline.ts";
 import type { ClientMessage } from "../../src/wire/wire.ts";
 import type { Settings } from "./remote_options.ts";
 import { type Connected, openSocket, reasonOf, Refusal } from "./_socket.ts";
+import { tokenFor } from "./_token_source.ts";
 
 /** How reconnecting ended: a new connection, the relay's refusal, or no connection at all. */
 export type Reconnected =
@@ -50,7 +51,7 @@ export function tryOrder(urls: readonly string[], first?: string): string[] {
 /**
  * Connects to the first relay that answers, trying `urls` in order; a
  * refusal ends the attempt (another relay would say the same, or worse, not
- * know the session).
+ * know the session). The token is asked for once, before the first relay.
  *
  * @param settings The connection settings.
  * @param urls The URLs, in the order to try.
@@ -58,6 +59,7 @@ export function tryOrder(urls: readonly string[], first?: string): string[] {
  * @param signal Aborting it rejects with its reason.
  * @returns The connection and its relay's URL.
  * @throws {RefusedBy} When a relay refused.
+ * @throws {DuplexError} When the token function gave no token (`tokenFor`).
  * @throws {unknown} The last relay's failure when none answered.
  */
 export async function connectAny(
@@ -66,10 +68,11 @@ export async function connectAny(
   hello: ClientMessage,
   signal?: AbortSignal,
 ): Promise<ConnectedTo> {
+  const token = await tokenFor(settings.token, settings.connectTimeoutMs, urls[0]!, signal);
   let last: unknown;
   for (const url of urls) {
     try {
-      return { connected: await openSocket({ ...settings, url }, hello, signal), url };
+      return { connected: await openSocket({ ...settings, url, token }, hello, signal), url };
     } catch (error) {
       signal?.throwIfAborted();
       if (error instanceof Refusal) throw new RefusedBy(error, url);

@@ -29,7 +29,10 @@ export interface Connected {
 }
 
 /** What {@linkcode openSocket} needs of the settings. */
-export type SocketTarget = Pick<Settings, "Socket" | "url" | "token" | "connectTimeoutMs">;
+export interface SocketTarget extends Pick<Settings, "Socket" | "url" | "connectTimeoutMs"> {
+  /** The bearer token of this attempt. */
+  readonly token: string;
+}
 
 /** Names of the errors a runtime throws for a connection it does not permit. */
 const PERMISSION_ERRORS: ReadonlySet<string> = new Set([

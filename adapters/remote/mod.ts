@@ -19,8 +19,11 @@
  * A browser or worker should not hold the relay's long-lived secret: the
  * application server mints it a short-lived scoped token with
  * `mintRelayToken` of `@duplex/claude/token` (WebCrypto only, so it runs on
- * the edge too) and the client passes that as `token`. A reconnection presents the same
- * token, so a session can resume only while its token is valid.
+ * the edge too) and the client passes that as `token`. A fixed token is
+ * presented again by every reconnection, so the session can resume only
+ * while it is valid; a token function (`token: () => fetchToken()`) is
+ * called for the first connection and again for each reconnection attempt,
+ * so a long session reconnects with a fresh token after the old one expired.
  *
  * @example Drive a claude that a relay runs elsewhere
  * ```ts ignore
@@ -37,6 +40,20 @@
  * });
  * const turn = await session.send("Say hi.");
  * console.log(turn.result.text);
+ * ```
+ *
+ * @example A fresh token for every connection
+ * ```ts ignore
+ * import { DuplexSession } from "@duplex/claude";
+ * import { remote } from "@duplex/claude/remote";
+ *
+ * await using session = await DuplexSession.start({
+ *   transport: remote({
+ *     url: "wss://relay.example.com/v1",
+ *     // Your server mints a short-lived token (mintRelayToken) for each call.
+ *     token: async ({ signal }) => (await fetch("/relay-token", { signal })).text(),
+ *   }),
+ * });
  * ```
  *
  * @example Options are checked when the factory is made, before any connection
@@ -61,6 +78,8 @@ export {
   DEFAULT_RECONNECT_INITIAL_DELAY_MS,
   DEFAULT_RECONNECT_MAX_DELAY_MS,
   type RemoteOptions,
+  type TokenContext,
+  type TokenFunction,
   type WebSocketConstructor,
 } from "./remote_options.ts";
 export type { SpawnRequest } from "../../src/wire/wire.ts";

@@ -16,8 +16,8 @@ import { checkOptions, type RemoteOptions } from "./remote_options.ts";
 /**
  * A transport factory that connects to a relay and asks it to run `claude`.
  * The session calls it; it resolves once the relay has spawned the CLI, or
- * rejects with a `DuplexError`: `unauthorized` (bad token), `not_permitted`
- * (an origin the relay does not allow, an option its policy refused, or a
+ * rejects with a `DuplexError`: `unauthorized` (bad token, or a token
+ * function that threw), `not_permitted` (an origin the relay does not allow, an option its policy refused, or a
  * connection the runtime does not permit: in Deno, `--allow-net=<host>`);
  * the relay refuses a token or an origin with HTTP 401 / 403 before the
  * upgrade, which a WebSocket cannot read, so a connection that fails before
@@ -26,8 +26,8 @@ import { checkOptions, type RemoteOptions } from "./remote_options.ts";
  * more: the relay allows that request from any origin); `timeout`, `closed`
  * (no relay there: the runtime's words, close code and reason),
  * `process_exited` (the CLI could not start), `protocol` (not a relay of
- * this version). Neither refusal is retried, on another relay or by
- * reconnecting. Aborting
+ * this version), `invalid_argument` (a token function returned no string).
+ * Neither refusal is retried, on another relay or by reconnecting. Aborting
  * the session's start signal rejects with its reason, unchanged. The
  * session's trace context (`DuplexSession.start({ telemetry })`) travels in
  * the handshake, so the relay's spans and the CLI join the session's trace.
@@ -46,7 +46,7 @@ import { checkOptions, type RemoteOptions } from "./remote_options.ts";
  *
  * @param options Where the relay is, the token, what to spawn.
  * @returns A factory for `DuplexSession.start({ transport })`.
- * @throws {TypeError} If `url` or `token` is missing or `url` is not a ws:/wss: URL.
+ * @throws {TypeError} If `url` or `token` (a string or a function) is missing or `url` is not a ws:/wss: URL.
  * @throws {RangeError} For a `…Ms` option out of range (1 to 2^31-1, or Infinity).
  */
 export function remote(options: RemoteOptions): TransportFactory {

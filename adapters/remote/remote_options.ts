@@ -7,6 +7,9 @@
 
 import { checkMs } from "../../src/_deadline.ts";
 import type { SpawnRequest } from "../../src/wire/wire.ts";
+import type { TokenFunction } from "./_token_source.ts";
+
+export type { TokenContext, TokenFunction } from "./_token_source.ts";
 
 /** The constructor of the Web `WebSocket` (replaceable in tests). */
 export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocket;
@@ -39,8 +42,20 @@ export interface RemoteOptions {
    * not passed over: its answer ends the attempt.
    */
   readonly url: string | readonly string[];
-  /** The bearer token the relay was started with. */
-  readonly token: string;
+  /**
+   * The bearer token the relay accepts (its static token, or one minted
+   * with `mintRelayToken`), or a function that returns one. The function is
+   * called once per connection attempt: for the first connection and again
+   * for each reconnection attempt (shared by the relays that attempt tries),
+   * so a session whose token expired reconnects with a fresh one. It is
+   * bounded by `connectTimeoutMs` (its `signal` aborts then). A function
+   * that throws or rejects fails the attempt with `unauthorized` (its error
+   * the cause), one that returns no non-empty string with
+   * `invalid_argument`, one too slow with `timeout`; a reconnection attempt
+   * that fails so is retried like any other. A token the relay refuses is
+   * `unauthorized`, fixed or fresh.
+   */
+  readonly token: string | TokenFunction;
   /** What to ask the relay to run (its policy decides what is allowed). */
   readonly spawn?: SpawnRequest;
   /** A bound on connecting and on each reconnection attempt. @default {10000} */
@@ -83,7 +98,7 @@ export interface Settings {
   readonly url: string;
   /** Every URL, in the order given. */
   readonly urls: readonly string[];
-  readonly token: string;
+  readonly token: string | TokenFunction;
   readonly spawn: SpawnRequest;
   readonly connectTimeoutMs: number;
   readonly attempts: number;
@@ -104,8 +119,11 @@ export interface Settings {
  */
 export function checkOptions(options: RemoteOptions): Settings {
   const urls = checkUrls(options?.url);
-  if (typeof options.token !== "string" || options.token === "") {
-    throw new TypeError("Cannot use remote(): token must be a non-empty string");
+  const token: unknown = options.token;
+  if (typeof token !== "function" && (typeof token !== "string" || token === "")) {
+    throw new TypeError(
+      "Cannot use remote(): token must be a non-empty string or a function returning one",
+    );
   }
   const reconnect = options.reconnect === false ? { attempts: 0 } : options.reconnect ?? {};
   const Socket = options.WebSocket ?? globalThis.WebSocket;
