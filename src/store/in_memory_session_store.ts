@@ -20,6 +20,7 @@ import type {
   SessionStoreEntry,
   StoredSessionRef,
 } from "./session_store.ts";
+import { foldSessionSummary, type SessionSummaryEntry } from "./session_summary.ts";
 
 /** Options of the {@linkcode InMemorySessionStore} constructor. */
 export interface InMemorySessionStoreOptions {
@@ -38,6 +39,8 @@ interface Transcript {
   readonly lines: string[];
   readonly uuids: Set<string>;
   mtime: number;
+  /* A main transcript's summary (foldSessionSummary of what it holds). */
+  summary?: SessionSummaryEntry;
 }
 
 /** The main transcript is kept under this subpath (a real subpath is never empty). */
@@ -55,7 +58,10 @@ const MAIN = "";
  *   `listSessions`, newest first, lists sessions in the order they were
  *   last appended to;
  * - `listSessions` lists a project's main transcripts; `delete` of a main
- *   key removes its subkeys; `listSubkeys` lists a session's subpaths.
+ *   key removes its subkeys; `listSubkeys` lists a session's subpaths;
+ * - `listSessionSummaries` gives each session's summary, folded at each
+ *   append (`foldSessionSummary` of the entries stored, its `mtime` the
+ *   append's).
  *
  * Unlike the SDK's, keys are kept apart field by field (`{ projectKey: "a/b",
  * sessionId: "c" }` and `{ projectKey: "a", sessionId: "b/c" }` are two
@@ -125,10 +131,17 @@ export class InMemorySessionStore implements SessionStore {
     if (!transcript) {
       transcripts.set(subpath, transcript = { lines: [], uuids: new Set(), mtime: 0 });
     }
-    for (const entry of newEntries(batch, transcript.uuids)) transcript.lines.push(entry.json);
+    const stored = newEntries(batch, transcript.uuids);
+    for (const entry of stored) transcript.lines.push(entry.json);
     const now = Math.floor(this.#clock());
     this.#lastMtime = Number.isFinite(now) && now > this.#lastMtime ? now : this.#lastMtime + 1;
     transcript.mtime = this.#lastMtime;
+    if (subpath === MAIN) {
+      const entries = stored.map((entry) => JSON.parse(entry.json));
+      transcript.summary = foldSessionSummary(transcript.summary, key, entries, {
+        mtime: transcript.mtime,
+      });
+    }
   }
 
   #transcript(key: SessionKey): Transcript | undefined {
@@ -167,6 +180,29 @@ export class InMemorySessionStore implements SessionStore {
       for (const [sessionId, transcripts] of this.#projects.get(projectKey) ?? []) {
         const main = transcripts.get(MAIN);
         if (main) found.push({ sessionId, mtime: main.mtime });
+      }
+      return Promise.resolve(found.sort((a, b) => b.mtime - a.mtime));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Lists the summaries of a project's sessions (one per main transcript),
+   * newest first, each as {@linkcode foldSessionSummary} made it at the
+   * last append (its `mtime` is the session's `listSessions` mtime).
+   *
+   * @param projectKey The project.
+   * @returns Fresh copies of the summaries.
+   * @throws {TypeError} When `projectKey` is not a non-empty string.
+   */
+  listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
+    try {
+      checkProjectKey(projectKey, "list the store's session summaries");
+      const found: SessionSummaryEntry[] = [];
+      for (const transcripts of this.#projects.get(projectKey)?.values() ?? []) {
+        const summary = transcripts.get(MAIN)?.summary;
+        if (summary) found.push(structuredClone(summary));
       }
       return Promise.resolve(found.sort((a, b) => b.mtime - a.mtime));
     } catch (error) {

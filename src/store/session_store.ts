@@ -9,6 +9,7 @@
  */
 
 import { isRecord } from "../_values.ts";
+import type { SessionSummaryEntry } from "./session_summary.ts";
 
 /**
  * Identifies a session transcript, or a subagent transcript of it, in a store.
@@ -89,6 +90,11 @@ export interface StoredSessionRef {
  * - `delete` (optional) removes a key, and for a main transcript its
  *   subkeys; without it, deletion is a no-op (append-only stores).
  * - `listSubkeys` (optional) lists the subpaths under a session.
+ * - `listSessionSummaries` (optional, the SDK's alpha) returns the summary
+ *   of each session of a project, kept by `append` with
+ *   `foldSessionSummary` over the entries it stored, the summary's `mtime`
+ *   the one `listSessions` gives; a store serialises the fold of one
+ *   session (the built-in stores do).
  */
 export interface SessionStore {
   /**
@@ -109,6 +115,11 @@ export interface SessionStore {
   listSessions?(projectKey: string): Promise<StoredSessionRef[]>;
   /** Deletes a transcript (a main one with its subkeys). */
   delete?(key: SessionKey): Promise<void>;
+  /**
+   * Lists the summaries of a project's sessions (those it kept since the
+   * store maintains them; a reader loads the others), in any order.
+   */
+  listSessionSummaries?(projectKey: string): Promise<SessionSummaryEntry[]>;
   /** Lists the subpaths (subagent transcripts) under a session. */
   listSubkeys?(key: { readonly projectKey: string; readonly sessionId: string }): Promise<string[]>;
 }
