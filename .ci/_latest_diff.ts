@@ -140,6 +140,47 @@ export function diffCatalogues(
 }
 
 /**
+ * The frame fields the SDK types and this library does not: for each frame of
+ * the SDK's catalogue (`type` or `type/subtype`; control requests are not
+ * frames), every field missing from the library's frame of that key (or of
+ * its `type`, for a library frame typed once for all its subtypes, as
+ * `result` is) and not in `leftOut`; a frame the library lacks altogether; and
+ * each `leftOut` entry that is no longer needed (the SDK dropped the field,
+ * or the library now has it), so the list cannot rot.
+ *
+ * @param sides The SDK's and this library's catalogues.
+ * @param leftOut Fields left out on purpose, as `frame.field`, each with its reason.
+ * @returns The items, in the SDK's order (section `fields`).
+ */
+export function frameFieldGaps(
+  sides: { readonly sdk: Catalogue; readonly known: Catalogue },
+  leftOut: ReadonlyMap<string, string> = new Map(),
+): DriftItem[] {
+  const items: DriftItem[] = [];
+  const needed = new Set<string>();
+  for (const [frame, fields] of sides.sdk.fields) {
+    if (frame.startsWith("control/")) continue;
+    const ours = sides.known.fields.get(frame) ?? sides.known.fields.get(frame.split("/")[0]!);
+    if (ours === undefined) {
+      items.push({ section: "fields", name: frame, note: "frame not typed here" });
+      continue;
+    }
+    for (const field of fields) {
+      const name = `${frame}.${field}`;
+      if (ours.includes(field)) continue;
+      if (leftOut.has(name)) needed.add(name);
+      else items.push({ section: "fields", name, note: "typed by the SDK, not here" });
+    }
+  }
+  for (const name of leftOut.keys()) {
+    if (!needed.has(name)) {
+      items.push({ section: "fields", name, note: "left out on purpose, but no longer missing" });
+    }
+  }
+  return items;
+}
+
+/**
  * Compares two sorted lists that have no library side (the bundles'
  * subtypes, the CLIs' flags): what the newest added and removed, and which
  * removed names the library still uses.

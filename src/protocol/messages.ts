@@ -3,11 +3,13 @@
 /**
  * The frames the CLI writes on stdout, as a discriminated union on `type`.
  *
- * Every member of the official SDK's message union (0.3.332) is typed here
+ * Every member of the official SDK's message union (0.3.333) is typed here
  * or in the files this one imports (`system_frames.ts`, `notice_frames.ts`,
- * `task_frames.ts`). The fields the guards of `classifyFrame` check are
- * required; the others are optional, and every field the CLI sends is still
- * there at run time (frames are passed on as parsed, never rebuilt).
+ * `task_frames.ts`), with every field the SDK types (checked field by field
+ * by `tests/compat/frame_fields_test.ts`). The fields the guards of
+ * `classifyFrame` check are required; the others are optional, and every
+ * field the CLI sends is still there at run time (frames are passed on as
+ * parsed, never rebuilt).
  *
  * @module
  */
@@ -44,6 +46,52 @@ export interface FrameCommon {
   /** The CLI's session id (a UUID); the same on every frame of the session. */
   session_id?: string;
 }
+
+/**
+ * Who a user-role message comes from (the SDK's `SDKMessageOrigin`). A host
+ * that sends what a person typed stamps `{ kind: "human" }`: the CLI treats
+ * a message without an origin as unattributed. The other kinds are stamped
+ * by the CLI itself (a channel, a peer session, a task notification, …);
+ * their further fields pass through as sent.
+ */
+export type MessageOrigin =
+  | { readonly kind: "human" }
+  | { readonly kind: "channel"; readonly server: string }
+  | {
+    readonly kind: "peer";
+    /** The sender's address (sender-authored: for replies, never for trust). */
+    readonly from: string;
+    /** The sending session's permission class, as its host declared it. */
+    readonly fromMode?: "bypass" | "prompting";
+    /** The sender's display name, normalized by the CLI. */
+    readonly name?: string;
+    /** The sender's session id, for a link back to it. */
+    readonly fromSession?: string;
+    /** The in-process background sub-agent that sent it. */
+    readonly senderTaskId?: string;
+    /** The message body without the peer envelope. */
+    readonly body?: string;
+    /** The pid of the process that connected to the messaging socket. */
+    readonly verifiedPeerPid?: number;
+  }
+  | { readonly kind: string; readonly [field: string]: unknown };
+
+/** Whether fast mode is off, cooling down after a rate limit, or on. */
+export type FastModeState = "off" | "cooldown" | "on";
+
+/** Why fast mode is off, for example `"free"` (the plan lacks it) or `"disabled_by_env"`. */
+export type FastModeDisabledReason =
+  | "free"
+  | "preference"
+  | "extra_usage_disabled"
+  | "network_error"
+  | "unknown"
+  | "not_first_party"
+  | "disabled_by_env"
+  | "model_not_allowed"
+  | "sdk_opt_in_required"
+  | "pending"
+  | (string & Record<never, never>);
 
 /** A Messages-API message inside an `assistant` frame. */
 export interface AssistantMessage {
@@ -83,6 +131,22 @@ export interface AssistantFrame extends FrameCommon {
   agent_id?: string;
   /** The `uuid`s of earlier frames this one replaces (after a refusal fallback). */
   supersedes?: string[];
+  /** The API request id of the response this message comes from. */
+  request_id?: string;
+  /** Why this turn continues one a worker restart interrupted (the host's reason, or the CLI's). */
+  resume_reason?: string;
+  /** `true`: this turn continued a truncated turn inside its trailing thinking block. */
+  resumed_from_incomplete_thinking?: true;
+  /** The sub-agent type that produced the frame. */
+  subagent_type?: string;
+  /** The description of the sub-agent task that produced the frame. */
+  task_description?: string;
+  /** When the message was created, as an ISO 8601 string. */
+  timestamp?: string;
+  /** The structured `/context` report, on the message that delivers its table. */
+  context_usage?: Record<string, unknown>;
+  /** The structured `/usage` report, on the message that delivers its text. */
+  usage_report?: Record<string, unknown>;
 }
 
 /** `user`: tool results, interrupt markers, and replayed user lines. */
@@ -104,9 +168,23 @@ export interface UserFrame extends FrameCommon {
   /** `false`: appended to the conversation without a turn. */
   shouldQuery?: boolean;
   /** Who the message comes from, for example `{ kind: "human" }` or `{ kind: "task-notification" }`. */
-  origin?: { kind: string; [field: string]: unknown };
+  origin?: MessageOrigin;
   /** The sub-agent that produced the frame; absent in the main loop. */
   agent_id?: string;
+  /** The sub-agent type that produced the frame. */
+  subagent_type?: string;
+  /** The description of the sub-agent task that produced the frame. */
+  task_description?: string;
+  /** When the message was created, as an ISO 8601 string (older CLIs leave it out). */
+  timestamp?: string;
+  /** `true`: the text was delivered as written (no `@`-mention or slash-command expansion). */
+  client_composed?: true;
+  /** Content the user pasted rather than typed, one entry a paste (appended after the text). */
+  pasted_content?: (string | ContentBlock[])[];
+  /** Pastes still inside `message.content`, one entry a paste. */
+  inline_pastes?: string[];
+  /** Files attached to a replayed user line. */
+  file_attachments?: unknown[];
 }
 
 /** `stream_event`: a raw Messages SSE event (with `--include-partial-messages`). */
@@ -121,6 +199,10 @@ export interface StreamEventFrame extends FrameCommon {
   ttft_ms?: number;
   /** The `uuid` of the user line this turn answers, on the turn's first event. */
   user_message_uuid?: string;
+  /** The `uuid`s of every user line the turn consumed so far. */
+  user_message_uuids?: string[];
+  /** Why this turn continues one a worker restart interrupted. */
+  resume_reason?: string;
 }
 
 /** The subtypes of a `result` frame. */
@@ -160,6 +242,48 @@ export interface PermissionDenial {
   /** The input the tool would have run with. */
   tool_input: Record<string, unknown>;
 }
+
+/** A tool call a `PreToolUse` hook deferred (`permissionDecision: "defer"`): the turn ended on it. */
+export interface DeferredToolUse {
+  /** The `tool_use` block's id. */
+  id: string;
+  /** The tool's name. */
+  name: string;
+  /** The input it would run with. */
+  input: Record<string, unknown>;
+}
+
+/** Why a run failed at startup, for example `"config_file_invalid"` or `"cwd_unavailable"`. */
+export type StartupFailureReason =
+  | "org_pin_api_key_conflict"
+  | "provider_not_allowed"
+  | "org_verify_failed"
+  | "org_pin_mismatch"
+  | "managed_settings_invalid"
+  | "remote_settings_required_unavailable"
+  | "gateway_signin_required"
+  | "gateway_access_denied"
+  | "proxy_invalid"
+  | "temp_dir_unusable"
+  | "cwd_unavailable"
+  | "shell_tool_missing"
+  | "session_held_by_background"
+  | "worktree_resume_refused"
+  | "worktree_unverified"
+  | "cli_version_too_old"
+  | "bypass_root"
+  | "org_config_required_unavailable"
+  | "org_config_refused"
+  | "sandbox_required_unavailable"
+  | "initialize_not_first"
+  | "config_file_invalid"
+  | "managed_settings_not_delivered"
+  | "initialize_fields_not_delivered"
+  | "sideload_flags_disabled"
+  | (string & Record<never, never>);
+
+/** What a stream post of a remote session waited behind (`first_*_queued_behind`). */
+export type QueuedBehind = "durable_post" | "ephemeral_post" | "retry_backoff" | "hold" | "none";
 
 /** `result`: the end of a turn. Classify by `is_error`, not by `subtype`. */
 export interface ResultFrame extends FrameCommon {
@@ -201,6 +325,65 @@ export interface ResultFrame extends FrameCommon {
   user_message_uuid?: string;
   /** The `uuid`s of every user line this turn consumed, when they carried one. */
   user_message_uuids?: string[];
+  /** The tool call a hook deferred, when the turn ended on one (success subtype). */
+  deferred_tool_use?: DeferredToolUse;
+  /** User sends still queued when the result was written (more than 0: another turn follows). */
+  queued_turn_count?: number;
+  /** Who the message that started the turn came from. */
+  origin?: MessageOrigin;
+  /** Why this turn continues one a worker restart interrupted. */
+  resume_reason?: string;
+  /** The local slash command the turn ran, when it ran one (success subtype). */
+  local_command?: string;
+  /** When the claude.ai credential ends for good, as an ISO 8601 instant. */
+  credential_expires_at?: string;
+  /** Whether fast mode is on. */
+  fast_mode_state?: FastModeState;
+  /** Why fast mode is off. */
+  fast_mode_disabled_reason?: FastModeDisabledReason;
+  /** Why the run failed at startup (on the error result it writes before exiting). */
+  startup_failure_reason?: StartupFailureReason;
+  /** The config file that did not parse, with `startup_failure_reason: "config_file_invalid"`. */
+  invalid_config_file?: {
+    path: string;
+    is_global: boolean;
+    backup_searched: boolean;
+    backup_path?: string;
+  };
+  /** Time to the first token, in milliseconds (success subtype). */
+  ttft_ms?: number;
+  /** Time to the first streamed token, in milliseconds. */
+  ttft_stream_ms?: number;
+  /** Time from the user line to the API request, in milliseconds. */
+  time_to_request_ms?: number;
+  /** Time from the process start to the first API request, in milliseconds. */
+  time_to_request_from_spawn_ms?: number;
+  /** Wall-clock time the API request was sent (ms since the epoch). */
+  request_sent_wall_ms?: number;
+  /** The origin of the timing fields (ms since the epoch). */
+  time_origin_ms?: number;
+  /** Whether this process was a parked spare claimed for the session. */
+  warm_spare_claimed?: boolean;
+  /** Time to the first content frame, in milliseconds. */
+  first_content_frame_ms?: number;
+  /** Remote sessions: time to the first stream post, in milliseconds. */
+  first_stream_post_ms?: number;
+  /** Remote sessions: time to the first stream post's acknowledgement, in milliseconds. */
+  first_stream_post_ack_ms?: number;
+  /** Remote sessions: how long the first stream post waited in the queue, in milliseconds. */
+  first_stream_post_queue_wait_ms?: number;
+  /** Remote sessions: what the first stream post waited behind. */
+  first_stream_post_queued_behind?: QueuedBehind;
+  /** Remote sessions: wall-clock time of the first stream post (ms since the epoch). */
+  first_stream_post_wall_ms?: number;
+  /** Remote sessions: time to the first text post, in milliseconds. */
+  first_text_post_ms?: number;
+  /** Remote sessions: how long the first text post waited in the queue, in milliseconds. */
+  first_text_post_queue_wait_ms?: number;
+  /** Remote sessions: what the first text post waited behind. */
+  first_text_post_queued_behind?: QueuedBehind;
+  /** Remote sessions: wall-clock time of the first text post (ms since the epoch). */
+  first_text_post_wall_ms?: number;
 }
 
 /** `command_lifecycle`: a user line carrying a `uuid` was queued, started, completed. */

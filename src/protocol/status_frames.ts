@@ -26,6 +26,19 @@ export interface ToolProgressFrame extends FrameCommon {
   task_id?: string;
   /** `true` on a keep-alive report with nothing new. */
   heartbeat?: boolean;
+  /** The sub-agent type, when a sub-agent runs the tool. */
+  subagent_type?: string;
+  /** The sub-agent is retrying a failed API call: which attempt, the wait, the error. */
+  subagent_retry?: {
+    agent_id: string;
+    attempt: number;
+    max_retries: number;
+    retry_delay_ms: number;
+    error_status: number | null;
+    error_category: string;
+  };
+  /** What the tool call does. */
+  description?: string;
 }
 
 /** `auth_status`: authentication progress. */

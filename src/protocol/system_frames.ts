@@ -13,7 +13,7 @@
  */
 
 import type { PermissionMode } from "./control.ts";
-import type { FrameCommon } from "./messages.ts";
+import type { FastModeDisabledReason, FastModeState, FrameCommon } from "./messages.ts";
 
 /** `system/init`: sent at the start of every turn; carries the session id. */
 export interface SystemInitFrame extends FrameCommon {
@@ -55,6 +55,14 @@ export interface SystemInitFrame extends FrameCommon {
   effort?: string | null;
   /** Feature flags the CLI advertises, for example `"interrupt_receipt_v1"`. */
   capabilities?: string[];
+  /** The slash commands bound to the local terminal (`exit`, `statusline`): a remote UI hides them. */
+  terminal_slash_commands?: string[];
+  /** Whether fast mode is on. */
+  fast_mode_state?: FastModeState;
+  /** Why fast mode is off. */
+  fast_mode_disabled_reason?: FastModeDisabledReason;
+  /** `"focus"`: the user sees only the final message of each turn (`/focus`). */
+  view_mode?: "focus" | "default";
 }
 
 /** `system/status`: `requesting`, `compacting`, or a permission mode change. */
@@ -89,6 +97,8 @@ export interface SystemApiRetryFrame extends FrameCommon {
   error_status: number | null;
   /** The error kind, for example `"rate_limit"` or `"server_error"`. */
   error?: unknown;
+  /** When the API sent no response headers in time: how long it waited, and the retry will. */
+  no_response?: { waited_ms: number; retry_wait_ms: number };
 }
 
 /** `system/session_state_changed` (with `CLAUDE_CODE_SDK_READS_SESSION_STATE=1`). */
@@ -145,6 +155,14 @@ export interface SystemModelRefusalFallbackFrame extends FrameCommon {
   type: "system";
   /** Always `"model_refusal_fallback"`. */
   subtype: "model_refusal_fallback";
+  /** What set off the fallback: `"refusal"`. */
+  trigger?: "refusal";
+  /** The API request id of the refused response, or `null`. */
+  request_id?: string | null;
+  /** The refused response's explanation (display only), or `null`. */
+  api_refusal_explanation?: string | null;
+  /** The `uuid` of the user message the refused request was for (the edit-and-retry target). */
+  refused_user_message_uuid?: string | null;
   /** The model that refused. */
   original_model: string;
   /** The model the turn is retried on. */
@@ -167,6 +185,12 @@ export interface SystemModelRefusalNoFallbackFrame extends FrameCommon {
   type: "system";
   /** Always `"model_refusal_no_fallback"`. */
   subtype: "model_refusal_no_fallback";
+  /** The API request id of the refused response, or `null`. */
+  request_id?: string | null;
+  /** The refused response's explanation (display only), or `null`. */
+  api_refusal_explanation?: string | null;
+  /** The `uuid` of the user message the refused request was for. */
+  refused_user_message_uuid?: string | null;
   /** The model that refused. */
   original_model: string;
   /** Text to show the user. */

@@ -54,6 +54,12 @@ export interface SystemTaskStartedFrame extends FrameCommon {
   parent_task_id?: string;
   /** Housekeeping work that activity indicators should leave out. */
   ambient?: boolean;
+  /** Housekeeping work to leave out of the inline transcript (a tasks panel may show it). */
+  skip_transcript?: boolean;
+  /** A sub-agent's nesting depth: 1 for a top-level spawn, N+1 from inside a depth-N agent. */
+  spawn_depth?: number;
+  /** The workflow's name, for `task_type: "local_workflow"`. */
+  workflow_name?: string;
 }
 
 /** `system/task_updated`: fields of a task changed; merge `patch` into what you hold. */
@@ -97,6 +103,8 @@ export interface SystemTaskProgressFrame extends FrameCommon {
   last_tool_name?: string;
   /** A one-line status (with `agentProgressSummaries` on, written by the model). */
   summary?: string;
+  /** The sub-agent type, for sub-agents. */
+  subagent_type?: string;
 }
 
 /** `system/task_notification`: a task ended (completed, failed or stopped). */
@@ -123,6 +131,28 @@ export interface SystemTaskNotificationFrame extends FrameCommon {
   reason?: string;
   /** Housekeeping work that activity indicators should leave out. */
   ambient?: boolean;
+  /** Housekeeping work to leave out of the inline transcript. */
+  skip_transcript?: boolean;
+  /** A backgrounded MCP task's result files, by reference (`resource_link` blocks). */
+  resource_links?: McpResourceLink[];
+}
+
+/** A file an MCP tool returned by reference (a `resource_link` block). */
+export interface McpResourceLink {
+  /** Where the resource is. */
+  uri: string;
+  /** Its name. */
+  name: string;
+  /** A title to show. */
+  title?: string;
+  /** What it holds. */
+  description?: string;
+  /** Its media type. */
+  mimeType?: string;
+  /** Its size in bytes. */
+  size?: number;
+  /** MCP annotations, as sent. */
+  annotations?: Record<string, unknown>;
 }
 
 /** One live background task in {@linkcode SystemBackgroundTasksChangedFrame}. */
