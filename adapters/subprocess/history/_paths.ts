@@ -224,7 +224,7 @@ export async function findTranscript(
 /**
  * Like {@linkcode findTranscript}, but a missing session is an error.
  *
- * @throws {DuplexError} `invalid_argument` naming where it looked.
+ * @throws {DuplexError} `not_found` naming where it looked.
  */
 export async function requireTranscript(
   sessionId: string,
@@ -237,7 +237,7 @@ export async function requireTranscript(
     ? `any project folder of ${configRoot(options, action)}/projects`
     : `the project folder of ${options.dir}`;
   throw new DuplexError(
-    "invalid_argument",
+    "not_found",
     `Cannot ${action}: no transcript of session ${sessionId} in ${where}`,
   );
 }

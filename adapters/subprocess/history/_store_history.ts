@@ -73,7 +73,7 @@ export async function requireStored(
   const { key, entries } = await loadKey(sessionId, options, action);
   if (entries) return { key, entries };
   throw new DuplexError(
-    "invalid_argument",
+    "not_found",
     `Cannot ${action}: the session store holds no transcript of session ${sessionId} under ` +
       `project key ${JSON.stringify(key.projectKey.slice(0, 80))}`,
   );

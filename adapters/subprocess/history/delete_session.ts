@@ -23,8 +23,9 @@ import type { HistoryOptions } from "./history_options.ts";
  * @param options Where to look (`dir`, `configDir`, or `sessionStore` and
  * `projectKey`) and `signal`.
  * @returns Nothing, once both are gone.
- * @throws {DuplexError} `invalid_argument` when the id is not a UUID or no
- * transcript has it (a second delete of the same session throws so);
+ * @throws {DuplexError} `invalid_argument` when the id is not a UUID;
+ * `not_found` when no transcript has it (a second delete of the same session
+ * throws so);
  * `not_permitted` when the files may not be removed (the message names the
  * flag). When the folder cannot be removed, the transcript is already gone.
  * @throws {TypeError} When the id is not a string.

@@ -146,9 +146,9 @@ function forkEntries(
  * @param options `upToMessageId`, `title`, where to look (`dir`,
  * `configDir`, or `sessionStore` and `projectKey`), `signal`.
  * @returns The new session's id.
- * @throws {DuplexError} `invalid_argument` when the id is not a UUID, no
- * transcript has it, it holds no message, or `upToMessageId` is not one of
- * its entries; `not_permitted` when the folder may not be written (the
+ * @throws {DuplexError} `invalid_argument` when the id is not a UUID or the
+ * session holds no message; `not_found` when no transcript has it or
+ * `upToMessageId` is not one of its entries; `not_permitted` when the folder may not be written (the
  * message names the flag).
  * @throws {TypeError} When the id, `upToMessageId` or `title` is not a string.
  *
@@ -193,7 +193,7 @@ export async function forkSession(
     const index = nodes.findIndex((node) => node.uuid === upTo);
     if (index < 0) {
       throw new DuplexError(
-        "invalid_argument",
+        "not_found",
         `Cannot ${action}: session ${id} has no entry ${JSON.stringify(upTo.slice(0, 80))}`,
       );
     }

@@ -146,8 +146,9 @@ function toMessage(
  * `projectKey`), the slice (`limit`,
  * `offset`), `includeSystemMessages`, `signal`, `onSkip`.
  * @returns The messages, oldest first.
- * @throws {DuplexError} `invalid_argument` when the id is not a UUID, no
- * transcript has it, or `limit` / `offset` is negative or fractional;
+ * @throws {DuplexError} `invalid_argument` when the id is not a UUID, or
+ * `limit` / `offset` is negative or fractional; `not_found` when no
+ * transcript has it;
  * `not_permitted` when a file may not be read (the message names the flag).
  * @throws {TypeError} When an argument has the wrong type.
  *

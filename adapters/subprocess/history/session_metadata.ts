@@ -44,8 +44,8 @@ async function appendMetadata(
  * `projectKey`: the entry is appended to the store, with a fresh `uuid` and
  * a `timestamp`, as the official SDK does) and `signal`.
  * @returns Nothing, once the line is written.
- * @throws {DuplexError} `invalid_argument` when the id is not a UUID, no
- * transcript has it, or the title is empty; `not_permitted` when the
+ * @throws {DuplexError} `invalid_argument` when the id is not a UUID or the
+ * title is empty; `not_found` when no transcript has it; `not_permitted` when the
  * transcript may not be written (the message names the flag).
  * @throws {TypeError} When the id or the title is not a string.
  *
@@ -84,8 +84,8 @@ export async function renameSession(
  * `projectKey`: the entry is appended to the store, with a fresh `uuid` and
  * a `timestamp`, as the official SDK does) and `signal`.
  * @returns Nothing, once the line is written.
- * @throws {DuplexError} `invalid_argument` when the id is not a UUID, no
- * transcript has it, or the tag is empty; `not_permitted` when the
+ * @throws {DuplexError} `invalid_argument` when the id is not a UUID or the
+ * tag is empty; `not_found` when no transcript has it; `not_permitted` when the
  * transcript may not be written (the message names the flag).
  * @throws {TypeError} When the id is not a string, or the tag neither a string nor `null`.
  *

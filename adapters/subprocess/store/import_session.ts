@@ -155,8 +155,8 @@ function checkBatchSize(value: unknown, action: string): number {
  * @param store Where to copy it.
  * @param options `dir`, `configDir`, `projectKey`, `includeSubagents`, `batchSize`, `signal`, `onSkip`.
  * @returns The key, how many entries were read, the subpaths imported.
- * @throws {DuplexError} `invalid_argument` when the id is not a UUID, no
- * transcript has it, or `batchSize` is below 1; `not_permitted` when a file
+ * @throws {DuplexError} `invalid_argument` when the id is not a UUID or
+ * `batchSize` is below 1; `not_found` when no transcript has it; `not_permitted` when a file
  * may not be read. The store's own errors pass through unchanged.
  * @throws {TypeError} When an argument has the wrong type.
  *

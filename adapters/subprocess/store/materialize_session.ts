@@ -96,9 +96,10 @@ async function writeWhole(file: string, text: string, replace: boolean): Promise
  * @param options `configDir`, `dir`, `loadTimeoutMs`, `replace`, `signal`.
  * @returns What was written.
  * @throws {DuplexError} `timeout` when a store call outlasts
- * `loadTimeoutMs`; `invalid_argument` when the session id is not a UUID,
- * the store holds no transcript for the key, the transcript exists (without
- * `replace`), or the project key is no folder name and `dir` is missing;
+ * `loadTimeoutMs`; `not_found` when the store holds no transcript for the
+ * key; `invalid_argument` when the session id is not a UUID, the transcript
+ * exists (without `replace`), or the project key is no folder name and `dir`
+ * is missing;
  * `not_permitted` when the folder may not be written.
  * @throws {TypeError} When an argument has the wrong type.
  *
@@ -166,7 +167,7 @@ export async function materializeSession(
   const entries = await call(() => store.load(main), "load()");
   if (!Array.isArray(entries) || entries.length === 0) {
     throw new DuplexError(
-      "invalid_argument",
+      "not_found",
       `Cannot ${action}: the store holds no transcript of session ${sessionId} under project key ` +
         JSON.stringify(key.projectKey.slice(0, 80)),
     );

@@ -111,12 +111,11 @@ Deno.test("history functions reject ids that are not UUIDs, and missing sessions
     ] as const
   ) {
     await t.step(
-      `${name}() on an unknown session is invalid_argument naming the folder`,
+      `${name}() on an unknown session is not_found naming the folder`,
       async () => {
         await assert.rejects(
           calls[name](crypto.randomUUID()),
-          (e) =>
-            isDuplexError(e, "invalid_argument") && e.message.includes("no transcript of session"),
+          (e) => isDuplexError(e, "not_found") && e.message.includes("no transcript of session"),
         );
       },
     );
@@ -125,7 +124,7 @@ Deno.test("history functions reject ids that are not UUIDs, and missing sessions
   await t.step("a session in another project folder is not found with dir", async () => {
     await assert.rejects(
       getSessionMessages(ids.branched, { configDir, dir: "/another/project" }),
-      (e) => isDuplexError(e, "invalid_argument") && e.message.includes("/another/project"),
+      (e) => isDuplexError(e, "not_found") && e.message.includes("/another/project"),
     );
   });
 });

@@ -121,7 +121,7 @@ Deno.test("history over a store reads what it reads over the CLI's files", async
       await assert.rejects(
         getSessionMessages(unknown, stored),
         (error: unknown) =>
-          isDuplexError(error, "invalid_argument") && /holds no transcript/.test(error.message),
+          isDuplexError(error, "not_found") && /holds no transcript/.test(error.message),
       );
     });
   });
@@ -186,7 +186,7 @@ Deno.test("history over a store writes what it writes over the CLI's files", asy
         assert.equal(await getSessionInfo(target, where), undefined);
         await assert.rejects(
           deleteSession(target, where),
-          (e: unknown) => isDuplexError(e, "invalid_argument"),
+          (e: unknown) => isDuplexError(e, "not_found"),
         );
       }
       const originals = async (where: object) =>

@@ -100,7 +100,7 @@ Deno.test("deleteSession() removes the transcript and the folder beside it", asy
   await t.step("a second delete says the session is not there", async () => {
     await assert.rejects(
       deleteSession(id, { configDir }),
-      (e) => isDuplexError(e, "invalid_argument") && e.message.includes(id),
+      (e) => isDuplexError(e, "not_found") && e.message.includes(id),
     );
   });
 });
@@ -183,10 +183,10 @@ Deno.test("forkSession() writes a new session up to a message, the source unchan
     },
   );
 
-  await t.step("an entry the session does not have is invalid_argument", async () => {
+  await t.step("an entry the session does not have is not_found", async () => {
     await assert.rejects(
       forkSession(ids.three_turns, { configDir, upToMessageId: crypto.randomUUID() }),
-      (e) => isDuplexError(e, "invalid_argument") && e.message.includes("has no entry"),
+      (e) => isDuplexError(e, "not_found") && e.message.includes("has no entry"),
     );
     await assert.rejects(
       forkSession(ids.three_turns, { configDir, upToMessageId: 5 as unknown as string }),

@@ -207,7 +207,8 @@ Deno.test("importSessionToStore() skips and reports a torn last line; refuses ba
   );
   await assert.rejects(
     importSessionToStore(crypto.randomUUID(), memory, where),
-    invalid(/no transcript of session/),
+    (error: unknown) =>
+      isDuplexError(error, "not_found") && /no transcript of session/.test(error.message),
   );
   await assert.rejects(
     importSessionToStore(id, memory, { ...where, batchSize: 0 }),
@@ -312,7 +313,7 @@ Deno.test("materializeSession() is bounded by loadTimeoutMs and refuses what it 
       await assert.rejects(
         materializeSession(store, missing, { configDir: `${root}/c5` }),
         (error: unknown) =>
-          isDuplexError(error, "invalid_argument") && /holds no transcript/.test(error.message),
+          isDuplexError(error, "not_found") && /holds no transcript/.test(error.message),
       );
       await assert.rejects(
         materializeSession(store, { ...key, sessionId: "x" }, { configDir: root }),
