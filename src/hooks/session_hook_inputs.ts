@@ -86,9 +86,16 @@ export interface SessionStartHookInput extends HookInputBase {
 export interface SessionEndHookInput extends HookInputBase {
   /** Always `"SessionEnd"`. */
   hook_event_name: "SessionEnd";
-  /** `"clear"`, `"resume"`, `"logout"`, `"prompt_input_exit"` or `"other"`. */
+  /** Why the session ended: one of {@linkcode EXIT_REASONS}, or a newer CLI's own word. */
   reason: string;
 }
+
+/** Why a session ended, as the `SessionEnd` hook's `reason` says (the official SDK's list). */
+export const EXIT_REASONS: readonly ["clear", "resume", "logout", "prompt_input_exit", "other"] =
+  Object.freeze(["clear", "resume", "logout", "prompt_input_exit", "other"] as const);
+
+/** One of {@linkcode EXIT_REASONS}. */
+export type ExitReason = typeof EXIT_REASONS[number];
 
 /** When the turn stops, before its `result`. */
 export interface StopHookInput extends HookInputBase {
