@@ -28,6 +28,7 @@ import {
   unregisterHostExitParticipant,
 } from "../subprocess/_host_exit.ts";
 import { type Credential, Gate, ownedBy } from "./_access.ts";
+import { healthUnauthorized, mayReadHealth } from "./_health.ts";
 import { RelayConnection } from "./_connection.ts";
 import type { ConnectionHost } from "./_connection_host.ts";
 import {
@@ -379,6 +380,9 @@ export class Relay implements RelayServer, ConnectionHost {
   async #handle(request: Request, peer: Deno.NetAddr): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/health") {
+      if (!await mayReadHealth(request, this.#config.health, this.#gate)) {
+        return healthUnauthorized();
+      }
       const health = {
         ok: !this.closing,
         sessions: this.#sessions.size,

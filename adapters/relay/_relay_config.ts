@@ -22,6 +22,7 @@ import type { SessionStore } from "../../src/store/session_store.ts";
 import * as defaults from "./relay_options.ts";
 import { relayCliEnv } from "./_cli_env.ts";
 import { checkTenancy, Tenants } from "./_tenancy.ts";
+import { checkHealth, type HealthAccess } from "./_health.ts";
 import type { RelayOptions } from "./relay_options.ts";
 
 /** The relay's options, checked, with their defaults applied. */
@@ -31,6 +32,8 @@ export interface Config {
   readonly verifier: RelayTokenVerifier | undefined;
   /** The allowed `Origin` values; undefined: any. */
   readonly allowedOrigins: ReadonlySet<string> | undefined;
+  /** Who may read `/health`. */
+  readonly health: HealthAccess;
   readonly hostname: string;
   readonly port: number;
   readonly cli: SubprocessOptions;
@@ -129,6 +132,7 @@ export function checkOptions(options: RelayOptions): Config {
     tokens: [...tokens],
     verifier,
     allowedOrigins: checkOrigins(options.allowedOrigins),
+    health: checkHealth(options.health),
     hostname,
     port,
     cli,

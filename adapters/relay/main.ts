@@ -5,6 +5,10 @@
  * - `DUPLEX_RELAY_SECRETS`: the secrets of scoped tokens (`mintRelayToken`),
  *   comma-separated, the current one first (one or two, 32 bytes at least).
  *   At least one of these two variables is required.
+ * - `DUPLEX_RELAY_HEALTH_TOKENS`: tokens that may read `/health` and nothing
+ *   else, comma-separated (a load balancer's); when set, `/health` answers
+ *   only a request with one of them or a relay token (`health`), a bare 401
+ *   otherwise. Default: `/health` is open.
  * - `DUPLEX_RELAY_ORIGINS`: the browser origins allowed, comma-separated
  *   (default: any; connections without an `Origin` header are always allowed).
  * - `DUPLEX_RELAY_PORT`: the port (default 8787).
@@ -56,8 +60,11 @@ function list(name: string): string[] {
 
 const tokens = list("DUPLEX_RELAY_TOKENS");
 const secrets = list("DUPLEX_RELAY_SECRETS");
+const healthTokens = list("DUPLEX_RELAY_HEALTH_TOKENS");
 // Read once: nothing later in this program (nor a child of it) finds them in its environment.
-for (const name of ["DUPLEX_RELAY_TOKENS", "DUPLEX_RELAY_SECRETS"]) Deno.env.delete(name);
+for (const name of ["DUPLEX_RELAY_TOKENS", "DUPLEX_RELAY_SECRETS", "DUPLEX_RELAY_HEALTH_TOKENS"]) {
+  Deno.env.delete(name);
+}
 const origins = list("DUPLEX_RELAY_ORIGINS");
 if (tokens.length === 0 && secrets.length === 0) {
   fail(
@@ -98,6 +105,7 @@ try {
     tokens,
     ...(secrets.length > 0 && { secrets }),
     ...(origins.length > 0 && { allowedOrigins: origins }),
+    ...(healthTokens.length > 0 && { health: { tokens: healthTokens } }),
     port,
     hostname: Deno.env.get("DUPLEX_RELAY_HOSTNAME") ?? "127.0.0.1",
     workspace: Deno.env.get("DUPLEX_RELAY_WORKSPACE") ?? Deno.cwd(),

@@ -112,6 +112,7 @@
  * | `_relay.ts` | The relay: the HTTP server, its sessions by token, starts, wakes, shutdown. |
  * | `_session_room.ts` | The bounds on sessions and starts, in all and per owner. |
  * | `_admission.ts` | The HTTP answers: `/health`, refusals before the upgrade, CORS. |
+ * | `_health.ts` | Who may read `/health`: anyone, or a bearer token (`health`). |
  * | `_access.ts` | Origin and bearer-token checks, resolved to a credential (owner, policy). |
  * | `_policy.ts` | The spawn policy: a token's narrowing, a spawn request made into CLI options. |
  * | `_tenancy.ts` | Each owner's folders (`per-owner`) or the shared workspace. |
@@ -151,6 +152,7 @@ export {
   DEFAULT_MAX_SESSIONS,
   DEFAULT_STORE_TIMEOUT_MS,
   RELAY_SESSIONS_PROJECT_KEY,
+  type RelayHealthOptions,
   type RelayOptions,
   type RelayPolicy,
   type RelayServer,

@@ -46,6 +46,35 @@ export const DEFAULT_STORE_TIMEOUT_MS = 5_000;
 export const RELAY_SESSIONS_PROJECT_KEY = "duplex-relay";
 
 /**
+ * Who may read the relay's `/health` ({@linkcode RelayOptions.health}).
+ *
+ * Open by default, as before: a load balancer's check needs no secret, and
+ * what `/health` tells (whether the relay is up, how many sessions it holds
+ * and keeps hibernated) names no owner, token or session. Require a token
+ * where even those counts should stay private (a relay that faces the
+ * internet with no proxy in front of it): then a request without one gets a
+ * bare HTTP 401 (`www-authenticate: Bearer`), nothing about the relay in it.
+ * A load balancer sends its token as a header, for example HAProxy's
+ * `http-check send meth GET uri /health hdr Authorization "Bearer <token>"`
+ * (`examples/relay/haproxy.cfg` does so with `DUPLEX_PROXY_HEALTH_TOKEN`).
+ */
+export interface RelayHealthOptions {
+  /**
+   * `"open"`: anyone may read `/health`; `"token"`: only a request whose
+   * `Authorization: Bearer` header carries one of `tokens` or a token the
+   * relay takes at `/v1` (a static token, or a scoped token it verifies).
+   * Default: `"token"` when `tokens` are given, else `"open"`.
+   */
+  readonly access?: "open" | "token";
+  /**
+   * Tokens that may read `/health` and nothing else (compared in constant
+   * time): give the load balancer one of these rather than a token that can
+   * start a `claude`.
+   */
+  readonly tokens?: readonly string[];
+}
+
+/**
  * Options of {@linkcode serveRelay}. At least one of `tokens` and `secrets`
  * is required; both may be given.
  */
@@ -83,6 +112,8 @@ export interface RelayOptions {
    * `Origin` header (a server-side client) is allowed. Default: every origin.
    */
   readonly allowedOrigins?: readonly string[];
+  /** Who may read `/health`. Default: anyone ({@linkcode RelayHealthOptions}). */
+  readonly health?: RelayHealthOptions;
   /** The address to listen on. Default: `"127.0.0.1"`. */
   readonly hostname?: string;
   /** The port to listen on; 0 picks a free one. Default: 0. */
