@@ -93,13 +93,17 @@ export type {
 export {
   allow,
   type AllowDecision,
+  type AllowOptions,
   defer,
   type DeferDecision,
   deny,
   type DenyDecision,
   type FinalPermissionDecision,
+  type MatchedAskRule,
   type PermissionDecision,
+  type PermissionDecisionClassification,
   type PermissionHandler,
+  type PermissionMcpServer,
   type PermissionRequest,
 } from "./src/permissions/permission.ts";
 export type {
