@@ -40,12 +40,25 @@
  *
  * Closes every session and exits on SIGINT or SIGTERM.
  *
+ * One flag: `--otel` (`deno task relay --otel`) emits the relay's spans and
+ * metrics (`claude.relay.connection`, `claude.relay.session`, the
+ * `claude.relay.*` counters; see the relay's `telemetry` option) through
+ * Deno's built-in OpenTelemetry exporter, configured by the standard
+ * `OTEL_*` variables (`OTEL_EXPORTER_OTLP_ENDPOINT`, default
+ * `http://localhost:4318`; `OTEL_EXPORTER_OTLP_PROTOCOL`, `OTEL_SERVICE_NAME`).
+ * Deno reads `OTEL_DENO` only when it starts: without `OTEL_DENO=true` in the
+ * environment the relay runs itself again with it (the same program under
+ * `deno run -A`, so it needs `--allow-run` for Deno itself, which `deno task
+ * relay`'s `-A` gives), passing SIGINT and SIGTERM on; with it, nothing is
+ * run again.
+ *
  * @module
  */
 
 import { messageOf } from "../../src/_values.ts";
 import { DirectorySessionStore } from "../subprocess/history/mod.ts";
 import { serveRelay } from "./mod.ts";
+import { OTEL_API, OTEL_CHILD, parentLeft, rerunUnderOtel } from "./_otel_rerun.ts";
 
 function fail(message: string): never {
   // deno-lint-ignore no-console
@@ -57,6 +70,26 @@ function list(name: string): string[] {
   return (Deno.env.get(name) ?? "").split(",").map((item) => item.trim())
     .filter((item) => item !== "");
 }
+
+for (const arg of Deno.args) {
+  if (arg !== "--otel") {
+    fail(`Cannot start the relay: unknown argument ${arg}; the one flag is --otel`);
+  }
+}
+const otel = Deno.args.includes("--otel");
+if (otel && Deno.env.get("OTEL_DENO") !== "true") {
+  try {
+    await rerunUnderOtel(Deno.args);
+  } catch (error) {
+    fail(
+      `Cannot start the relay with --otel: running it again under OTEL_DENO=true failed ` +
+        `(${messageOf(error)}); set OTEL_DENO=true yourself`,
+    );
+  }
+}
+const otelChild = Deno.env.get(OTEL_CHILD) === "1";
+Deno.env.delete(OTEL_CHILD);
+const telemetry = otel ? { api: await import(OTEL_API) } : undefined;
 
 const tokens = list("DUPLEX_RELAY_TOKENS");
 const secrets = list("DUPLEX_RELAY_SECRETS");
@@ -112,6 +145,7 @@ try {
     ...(storeDir !== "" && { sessionStore: new DirectorySessionStore(storeDir) }),
     ...(projectKey !== "" && { projectKey }),
     tenancy,
+    ...(telemetry !== undefined && { telemetry }),
     // On SIGINT / SIGTERM the relay closes first (its clients told 1001, with a store their
     // records left resumable by another relay), then any CLI still open; this program exits
     // once it has closed.
@@ -136,5 +170,7 @@ function onSignal(): void {
   void server.close();
 }
 for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+// Run again for --otel: the parent speaks through stdin (its signals, or its death).
+if (otelChild) void parentLeft().then(onSignal);
 await server.closed;
 for (const signal of signals) Deno.removeSignalListener(signal, onSignal);

@@ -32,13 +32,15 @@ export interface RelayProgram {
  *
  * @param env Its environment (`NO_COLOR` added, the test's `HOME` and `PATH` unless given).
  * @param script The program (default: main.ts).
+ * @param args The program's arguments.
  */
 export async function startProgram(
   env: Record<string, string>,
   script: string = MAIN,
+  args: readonly string[] = [],
 ): Promise<RelayProgram> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--no-config", "--quiet", script],
+    args: ["run", "-A", "--no-config", "--quiet", script, ...args],
     env: {
       HOME: Deno.env.get("HOME") ?? "/tmp",
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
