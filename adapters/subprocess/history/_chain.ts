@@ -78,9 +78,11 @@ function relinkCompactions(nodes: Map<string, Entry>): void {
   }
 }
 
-function qualifies(entry: Entry): boolean {
+/* A subagent's transcript is all sidechain: there, sidechain entries are its line. */
+function qualifies(entry: Entry, sidechain: boolean): boolean {
   const attachment = asRecord(entry.attachment);
-  return entry.isSidechain !== true && !entry.teamName && entry.type !== "progress" &&
+  return (sidechain || entry.isSidechain !== true) && !entry.teamName &&
+    entry.type !== "progress" &&
     !(entry.type === "attachment" && attachment?.type === "fork_briefing");
 }
 
@@ -88,14 +90,15 @@ function qualifies(entry: Entry): boolean {
 function terminalMessage(
   nodes: Map<string, Entry>,
   position: Map<string, number>,
+  sidechain: boolean,
 ): Entry | undefined {
   const referenced = new Set<string>();
   for (const node of nodes.values()) {
     const parent = parentOf(node);
-    if (parent !== undefined && qualifies(node)) referenced.add(parent);
+    if (parent !== undefined && qualifies(node, sidechain)) referenced.add(parent);
   }
   const leaves = [...nodes.values()]
-    .filter((node) => qualifies(node) && !referenced.has(uuidOf(node)))
+    .filter((node) => qualifies(node, sidechain) && !referenced.has(uuidOf(node)))
     .sort((a, b) => (position.get(uuidOf(b)) ?? -1) - (position.get(uuidOf(a)) ?? -1));
   const explored = new Set<string>();
   for (const leaf of leaves) {
@@ -110,7 +113,7 @@ function terminalMessage(
   }
   // No leaf leads to a message: take the newest main-line message, if any.
   return [...nodes.values()]
-    .filter((node) => isMessage(node) && node.isSidechain !== true)
+    .filter((node) => isMessage(node) && (sidechain || node.isSidechain !== true))
     .sort((a, b) => (position.get(uuidOf(b)) ?? -1) - (position.get(uuidOf(a)) ?? -1))[0];
 }
 
@@ -120,9 +123,10 @@ function terminalMessage(
  * the caller filters).
  *
  * @param entries Every entry of the transcript, in file order.
+ * @param sidechain A subagent's transcript (its entries are all sidechain ones).
  * @returns The path, root first; empty when the transcript holds no message.
  */
-export function mainChain(entries: readonly Entry[]): Entry[] {
+export function mainChain(entries: readonly Entry[], sidechain = false): Entry[] {
   const nodes = new Map<string, Entry>();
   const position = new Map<string, number>();
   entries.forEach((entry, index) => {
@@ -131,7 +135,7 @@ export function mainChain(entries: readonly Entry[]): Entry[] {
     position.set(uuidOf(entry), index);
   });
   relinkCompactions(nodes);
-  const terminal = terminalMessage(nodes, position);
+  const terminal = terminalMessage(nodes, position, sidechain);
   const path: Entry[] = [];
   const seen = new Set<string>();
   for (let node = terminal; node; node = nodes.get(parentOf(node) ?? "")) {

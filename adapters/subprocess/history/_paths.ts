@@ -233,10 +233,19 @@ export async function requireTranscript(
 ): Promise<TranscriptFile> {
   const found = await findTranscript(sessionId, options, action);
   if (found) return found;
+  throw noTranscript(sessionId, options, action);
+}
+
+/** The `not_found` error of a session no transcript has, naming where it looked. */
+export function noTranscript(
+  sessionId: string,
+  options: HistoryOptions,
+  action: string,
+): DuplexError {
   const where = options.dir === undefined
     ? `any project folder of ${configRoot(options, action)}/projects`
     : `the project folder of ${options.dir}`;
-  throw new DuplexError(
+  return new DuplexError(
     "not_found",
     `Cannot ${action}: no transcript of session ${sessionId} in ${where}`,
   );

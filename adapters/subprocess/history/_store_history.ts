@@ -11,6 +11,7 @@ import type {
   SessionStore,
   SessionStoreEntry,
 } from "../../../src/store/session_store.ts";
+import type { SessionSummaryEntry } from "../../../src/store/session_summary.ts";
 import { resolvedDir } from "./_paths.ts";
 import { summarize } from "./_summary.ts";
 import type { Entry } from "./_transcript.ts";
@@ -119,6 +120,48 @@ export function storedInfo(
     mtime: mtime ?? lastTimestamp(entries),
   };
   return summarize(file, { entries, skipped: 0 });
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/**
+ * The list entry a store's summary gives (the SDK's reading of a
+ * `foldSessionSummary` state): no `fileSize`, `costUsd` or `forkedFrom`,
+ * which a summary does not keep; `undefined` for a subagent's transcript or
+ * one with nothing to show as a title.
+ */
+export function summaryInfo(summary: SessionSummaryEntry): StoredSessionInfo | undefined {
+  const data = summary.data;
+  if (data.isSidechain === true) return undefined;
+  const firstPrompt = text(
+    data.firstPromptLocked === true ? data.firstPrompt : data.commandFallback,
+  );
+  const customTitle = text(data.customTitle);
+  const aiTitle = text(data.aiTitle);
+  const lastPrompt = text(data.lastPrompt);
+  const title = customTitle ?? aiTitle ?? lastPrompt ?? text(data.summaryHint) ?? firstPrompt;
+  if (title === undefined) return undefined;
+  const optional = {
+    customTitle,
+    aiTitle,
+    firstPrompt,
+    lastPrompt,
+    tag: text(data.tag),
+    gitBranch: text(data.gitBranch),
+    cwd: text(data.cwd),
+    createdAt: typeof data.createdAt === "number" ? data.createdAt : undefined,
+  };
+  const info: Record<string, unknown> = {
+    sessionId: summary.sessionId,
+    summary: title,
+    lastModified: summary.mtime,
+    file: "",
+    skippedLines: 0,
+  };
+  for (const [key, value] of Object.entries(optional)) if (value !== undefined) info[key] = value;
+  return info as unknown as StoredSessionInfo;
 }
 
 /** The store's mtime of a session, when it can list sessions. */

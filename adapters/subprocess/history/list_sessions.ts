@@ -8,8 +8,11 @@
 import { explainFsError, projectDirs, statTranscript, type TranscriptFile } from "./_paths.ts";
 import { pageBound } from "./_checks.ts";
 import { summarize } from "./_summary.ts";
+import { withArchived } from "./_archive.ts";
 import { readTranscript } from "./_transcript.ts";
-import { projectKeyFor, storedInfo, storeOf } from "./_store_history.ts";
+import { projectKeyFor, storedInfo, storeOf, summaryInfo } from "./_store_history.ts";
+import type { SessionStore } from "../../../src/store/session_store.ts";
+import type { SessionSummaryEntry } from "../../../src/store/session_summary.ts";
 import type { HistoryOptions } from "./history_options.ts";
 import { DuplexError } from "../../../src/errors.ts";
 import type { StoredSessionInfo } from "./stored_session_info.ts";
@@ -69,8 +72,13 @@ async function transcriptsIn(dir: string, action: string): Promise<TranscriptFil
  * With `sessionStore`, lists the store's sessions of the project key
  * (`projectKey`, else that of `dir` or of the current directory): the
  * store's `listSessions`, newest `mtime` first (sessions of one `mtime` in
- * the store's order, as the official SDK's stable sort keeps them), each
- * loaded for its title.
+ * the store's order, as the official SDK's stable sort keeps them). When
+ * the store keeps summaries (`listSessionSummaries`), each session's entry
+ * comes from its summary, one call for the whole list (without `fileSize`,
+ * `costUsd` and `forkedFrom`, which a summary does not keep: read them with
+ * `getSessionInfo`); a session without a summary, or whose summary is older
+ * than its listed `mtime`, is loaded, as the official SDK does. Files mark
+ * archived sessions (`archived`); a store does not hold the mark.
  *
  * @param options Where to look (`dir`, `configDir`, or `sessionStore` and
  * `projectKey`), the page (`limit`, `offset`), `signal`, `onSkip`.
@@ -117,7 +125,7 @@ export async function listSessions(
       if (error instanceof Deno.errors.NotFound) continue; // deleted while we listed
       throw error;
     }
-    const info = summarize(file, transcript);
+    const info = await withArchived(summarize(file, transcript), file, transcript.entries);
     if (!info) continue;
     seen.add(file.sessionId);
     if (skip > 0) {
@@ -127,6 +135,38 @@ export async function listSessions(
     page.push(info);
   }
   return page;
+}
+
+/** A session to list from a store: its time, and its entry when its summary gave one. */
+interface Candidate {
+  readonly sessionId: string;
+  readonly mtime: number;
+  readonly summary?: SessionSummaryEntry;
+}
+
+/*
+ * The store's sessions, newest first (a stable sort, as the SDK's: sessions
+ * of one mtime keep the store's order). With `listSessionSummaries`, as the
+ * SDK reads them: a summary older than the session's listed mtime is stale
+ * and the session is loaded, as is a listed session without a summary; a
+ * summary of a session `listSessions` does not list is left out.
+ */
+async function candidates(store: SessionStore, projectKey: string): Promise<Candidate[]> {
+  const refs = await store.listSessions!(projectKey);
+  if (typeof store.listSessionSummaries !== "function") {
+    return refs.slice().sort((a, b) => b.mtime - a.mtime);
+  }
+  const summaries = new Map<string, SessionSummaryEntry>();
+  for (const summary of await store.listSessionSummaries(projectKey)) {
+    summaries.set(summary.sessionId, summary);
+  }
+  const found = refs.map((ref): Candidate => {
+    const summary = summaries.get(ref.sessionId);
+    return summary && summary.mtime >= ref.mtime
+      ? { sessionId: ref.sessionId, mtime: summary.mtime, summary }
+      : ref;
+  });
+  return found.sort((a, b) => b.mtime - a.mtime);
 }
 
 /** The page of a store's sessions, newest first (the files' rules: unlisted ones do not count). */
@@ -144,17 +184,19 @@ async function listStored(
     );
   }
   const projectKey = await projectKeyFor(options, action);
-  // Newest first; a stable sort, as the SDK's: sessions of one mtime keep the store's order.
-  const refs = (await store.listSessions(projectKey)).slice().sort((a, b) => b.mtime - a.mtime);
   const page: StoredSessionInfo[] = [];
   let skip = offset;
-  for (const ref of refs) {
+  for (const candidate of await candidates(store, projectKey)) {
     if (page.length >= limit) break;
     options.signal?.throwIfAborted();
-    const entries = await store.load({ projectKey, sessionId: ref.sessionId });
-    const info = entries && entries.length > 0
-      ? storedInfo(ref.sessionId, entries, ref.mtime)
-      : undefined;
+    let info: StoredSessionInfo | undefined;
+    if (candidate.summary) info = summaryInfo(candidate.summary);
+    else {
+      const entries = await store.load({ projectKey, sessionId: candidate.sessionId });
+      info = entries && entries.length > 0
+        ? storedInfo(candidate.sessionId, entries, candidate.mtime)
+        : undefined;
+    }
     if (!info) continue;
     if (skip > 0) {
       skip--;

@@ -1,6 +1,6 @@
 /**
- * The sessions the CLI has stored: list them, read their conversations,
- * rename, tag, fork and delete them, in the CLI's own files
+ * The sessions the CLI has stored: list them, read their conversations
+ * and their subagents', rename, tag, archive, fork and delete them, in the CLI's own files
  * (`<configDir>/projects/<folder>/<sessionId>.jsonl`) or in a
  * `SessionStore` (`sessionStore`); a store kept in a folder
  * ({@linkcode DirectorySessionStore}); and moving a session between the two
@@ -22,6 +22,9 @@
  * | `session_metadata.ts` | `renameSession`, `tagSession`: title and tag lines appended |
  * | `fork_session.ts` | `forkSession`: a new session holding the conversation up to a message |
  * | `delete_session.ts` | `deleteSession` |
+ * | `subagents.ts` | `listSubagents`, `getSubagentMessages`: the subagents a session ran (Task) and their conversations |
+ * | `archive_session.ts` | `archiveSession`, `unarchiveSession`: the SDK's archive mark beside the transcript |
+ * | `_archive.ts` | the mark file (`<sessionId>/archived.json`), reading it, and the prompt that lifts it |
  * | `_paths.ts` | the configuration folder, a directory's project folder, a session's transcript; their errors |
  * | `_transcript.ts` | reading a transcript (bad lines skipped), appending a line, writing a whole file |
  * | `_chain.ts` | the conversation a transcript holds: the path from the root to the newest leaf |
@@ -82,6 +85,13 @@ export {
 } from "./session_messages.ts";
 export { renameSession, tagSession } from "./session_metadata.ts";
 export { deleteSession } from "./delete_session.ts";
+export { archiveSession, unarchiveSession } from "./archive_session.ts";
+export {
+  getSubagentMessages,
+  type GetSubagentMessagesOptions,
+  listSubagents,
+  type ListSubagentsOptions,
+} from "./subagents.ts";
 export { forkSession, type ForkSessionOptions, type ForkSessionResult } from "./fork_session.ts";
 export type { HistoryOptions, SkippedLine } from "./history_options.ts";
 export {

@@ -20,10 +20,18 @@ export interface SessionMessageBase {
   readonly uuid: string;
   /** The session the entry was written in. */
   readonly "session_id": string;
-  /** Always `null`: sub-agent messages are not part of the main conversation. */
-  readonly "parent_tool_use_id": null;
-  /** Always `null`, for the same reason. */
-  readonly "parent_agent_id": null;
+  /**
+   * `null` in the main conversation; for a subagent's message
+   * ({@linkcode getSubagentMessages}), the id of the Task tool call that
+   * ran the subagent, when its metadata records it.
+   */
+  readonly "parent_tool_use_id": string | null;
+  /**
+   * The agent that spawned this message's subagent, when a subagent spawned
+   * it; `null` in the main conversation and for a subagent the main
+   * conversation spawned.
+   */
+  readonly "parent_agent_id": string | null;
   /** When the CLI wrote it (ISO 8601), if recorded. */
   readonly timestamp?: string;
   /** The transcript entry as the CLI wrote it (every field, unknown ones included). */
@@ -82,44 +90,61 @@ export interface GetSessionMessagesOptions extends HistoryOptions {
   readonly includeSystemMessages?: boolean;
 }
 
-function base(entry: Entry): Omit<SessionMessageBase, "entry"> & { entry: Entry } {
+/** Whose messages a transcript holds: the main conversation's, or a subagent's. */
+export interface MessageContext {
+  /** Keep system entries (`includeSystemMessages`). */
+  readonly system: boolean;
+  /** For a subagent: the Task tool call that ran it, and the agent that spawned it. */
+  readonly subagent?: { readonly toolUseId: string | null; readonly parentAgentId: string | null };
+}
+
+function base(entry: Entry, context: MessageContext): SessionMessageBase {
   const common = {
     uuid: entry.uuid as string,
     "session_id": typeof entry.sessionId === "string" ? entry.sessionId : "",
-    "parent_tool_use_id": null,
-    "parent_agent_id": null,
+    "parent_tool_use_id": context.subagent?.toolUseId ?? null,
+    "parent_agent_id": context.subagent?.parentAgentId ?? null,
     entry,
   };
   return typeof entry.timestamp === "string" ? { ...common, timestamp: entry.timestamp } : common;
 }
 
-/** Turns a chain entry into a message, or counts it as unusable. */
-function toMessage(
+/**
+ * Turns a chain entry into a message, or counts it as unusable. Meta entries
+ * and entries of other agents (sidechains in the main conversation, a team's)
+ * are left out.
+ */
+export function toMessage(
   entry: Entry,
-  system: boolean,
+  context: MessageContext,
   counter: SkipCounter,
 ): SessionMessage | undefined {
-  if (entry.isMeta === true || entry.isSidechain === true || entry.teamName) return undefined;
+  if (entry.isMeta === true || entry.teamName) return undefined;
+  if (entry.isSidechain === true && context.subagent === undefined) return undefined;
   const message = isRecord(entry.message) ? entry.message : undefined;
   const excerpt = JSON.stringify(entry).slice(0, 200);
   if (entry.type === "user") {
     const content = message?.content;
     if (typeof content === "string" || Array.isArray(content)) {
-      return { ...base(entry), type: "user", message: message as UserFrame["message"] };
+      return { ...base(entry, context), type: "user", message: message as UserFrame["message"] };
     }
     counter.skip("invalid_entry", "Skipped a user entry without a message content", excerpt);
     return undefined;
   }
   if (entry.type === "assistant") {
     if (Array.isArray(message?.content)) {
-      return { ...base(entry), type: "assistant", message: message as unknown as AssistantMessage };
+      return {
+        ...base(entry, context),
+        type: "assistant",
+        message: message as unknown as AssistantMessage,
+      };
     }
     counter.skip("invalid_entry", "Skipped an assistant entry without a message content", excerpt);
     return undefined;
   }
-  if (entry.type === "system" && system) {
+  if (entry.type === "system" && context.system) {
     const subtype = typeof entry.subtype === "string" ? entry.subtype : undefined;
-    return { ...base(entry), type: "system", subtype, content: entry.content };
+    return { ...base(entry, context), type: "system", subtype, content: entry.content };
   }
   return undefined;
 }
@@ -179,7 +204,7 @@ export async function getSessionMessages(
       counter: new SkipCounter("", options.onSkip),
     }
     : await readTranscript((await requireTranscript(id, options, action)).file, options, action);
-  const system = options.includeSystemMessages === true;
-  const messages = mainChain(entries).flatMap((entry) => toMessage(entry, system, counter) ?? []);
+  const context = { system: options.includeSystemMessages === true };
+  const messages = mainChain(entries).flatMap((entry) => toMessage(entry, context, counter) ?? []);
   return messages.slice(offset, limit === Infinity ? undefined : offset + limit);
 }

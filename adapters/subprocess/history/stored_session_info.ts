@@ -8,6 +8,7 @@
 import { checkSessionId, findTranscript } from "./_paths.ts";
 import { loadStored, storedInfo, storedMtime } from "./_store_history.ts";
 import { summarize } from "./_summary.ts";
+import { withArchived } from "./_archive.ts";
 import { readTranscript } from "./_transcript.ts";
 import type { HistoryOptions } from "./history_options.ts";
 
@@ -33,8 +34,12 @@ export interface StoredSessionInfo {
    * `listSessions`, the last entry's timestamp, as the official SDK does).
    */
   readonly lastModified: number;
-  /** The transcript's size in bytes (over a `sessionStore`: of its entries as JSONL). */
-  readonly fileSize: number;
+  /**
+   * The transcript's size in bytes (over a `sessionStore`: of its entries as
+   * JSONL); absent when `listSessions` read the session from the store's
+   * summaries (`listSessionSummaries`), which do not keep it, as in the SDK.
+   */
+  readonly fileSize?: number;
   /** The title set by {@linkcode renameSession}, the CLI's `--name` or `/rename` (the last one). */
   readonly customTitle?: string;
   /** A title the CLI generated, if it made one. */
@@ -54,11 +59,18 @@ export interface StoredSessionInfo {
   /**
    * The session's total cost in USD as the CLI last recorded it (its
    * `cost-state` entry, written when a process of the session ends; it
-   * counts every process that ran the session, resumes included).
+   * counts every process that ran the session, resumes included). Absent,
+   * like `forkedFrom`, when listed from a store's summaries.
    */
   readonly costUsd?: number;
   /** The session this one was forked from ({@linkcode forkSession}). */
   readonly forkedFrom?: string;
+  /**
+   * Whether the session is archived ({@linkcode archiveSession}): `false`
+   * once unarchived, or once a prompt was sent in it after it was archived;
+   * absent when it never was, and over a `sessionStore` (as in the SDK).
+   */
+  readonly archived?: boolean;
   /** The transcript's path; the empty string over a `sessionStore` (it has no file). */
   readonly file: string;
   /** How many lines of the transcript could not be read (see `onSkip`). */
@@ -105,5 +117,6 @@ export async function getSessionInfo(
   }
   const file = await findTranscript(id, options, action);
   if (!file) return undefined;
-  return summarize(file, await readTranscript(file.file, options, action));
+  const transcript = await readTranscript(file.file, options, action);
+  return await withArchived(summarize(file, transcript), file, transcript.entries);
 }
