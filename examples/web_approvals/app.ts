@@ -7,7 +7,7 @@
  * | `GET /` | the page (it holds no data; its script reads the token from the URL's `#token=`) |
  * | `GET /events?token=` | server-sent events: a `hello` (history, the turn in flight), then the session's events, waiting requests first |
  * | `POST /api/send` | `{ prompt }`: starts a turn (409 while one runs) |
- * | `POST /api/permission` | `{ id, behavior: "allow" \| "deny", message? }`: `respondToPermission` |
+ * | `POST /api/permission` | `{ id, behavior: "allow" \| "deny", always?: true, message? }`: `respondToPermission` |
  * | `GET /api/state` | `{ busy, pages, pending }` (`pending` from `session.pendingPermissions`), for scripts |
  *
  * One session per server: every page open on it shares the conversation,
@@ -16,7 +16,13 @@
  * @module
  */
 
-import type { DuplexSession, TurnResult } from "@duplex/claude";
+import {
+  allow,
+  deny,
+  type DuplexSession,
+  type FinalPermissionDecision,
+  type TurnResult,
+} from "@duplex/claude";
 import {
   type CallerPolicy,
   checkCaller,
@@ -212,17 +218,32 @@ export async function serveApprovals(
 
   async function answer(request: Request): Promise<Response> {
     const body = await readJsonObject(request, maxBodyBytes);
-    const { id, behavior } = body;
-    if (typeof id !== "string" || (behavior !== "allow" && behavior !== "deny")) {
-      throw new HttpError(400, 'Cannot answer: send { id, behavior: "allow" | "deny" }');
+    const { id, behavior, always } = body;
+    if (
+      typeof id !== "string" || (behavior !== "allow" && behavior !== "deny") ||
+      (always !== undefined && (always !== true || behavior !== "allow"))
+    ) {
+      throw new HttpError(400, 'Cannot answer: send { id, behavior: "allow" | "deny", always? }');
     }
-    const message = typeof body.message === "string" && body.message.trim() !== ""
-      ? body.message.slice(0, 2_000)
-      : "A person denied this from the web page";
-    const answered = await session.respondToPermission(
-      id,
-      behavior === "allow" ? { behavior } : { behavior, message },
-    );
+    const waiting = session.pendingPermissions.find((pending) => pending.requestId === id);
+    if (!waiting) throw new HttpError(409, "Cannot answer: the request is no longer waiting");
+    let decision: FinalPermissionDecision;
+    if (behavior === "deny") {
+      const message = typeof body.message === "string" && body.message.trim() !== ""
+        ? body.message.slice(0, 2_000)
+        : "A person denied this from the web page";
+      decision = deny(message, { decisionClassification: "user_reject" });
+    } else if (always) {
+      // The page offers it only where the card says so; the server checks it again.
+      if (!permissionEvent(waiting).canAlways) {
+        throw new HttpError(409, "Cannot always allow: the CLI offers no lasting rule for this");
+      }
+      decision = allow(undefined, {
+        updatedPermissions: [...waiting.suggestions],
+        decisionClassification: "user_permanent",
+      });
+    } else decision = allow(undefined, { decisionClassification: "user_temporary" });
+    const answered = await session.respondToPermission(id, decision);
     if (!answered) {
       throw new HttpError(409, "Cannot answer: the request is no longer waiting");
     }

@@ -26,19 +26,40 @@ export type PageEvent =
   | { type: "delta"; text: string }
   | { type: "tool_use"; id: string; name: string; input: readonly InputLine[] }
   | { type: "tool_result"; toolUseId: string; text: string; isError: boolean }
-  | {
-    type: "permission";
-    id: string;
-    toolName: string;
-    toolUseId: string | null;
-    input: readonly InputLine[];
-    note: string;
-  }
+  | PermissionCard
   | { type: "permission_resolved"; id: string; behavior: string; source: string }
   | { type: "turn_end"; id: number; summary: TurnSummary }
   | { type: "error"; message: string }
   | { type: "lagged"; count: number }
   | { type: "exit"; message: string };
+
+/**
+ * A permission request as its card shows it. Every text is the CLI's or a
+ * configuration's words: the page sets it as text, never as HTML.
+ */
+export interface PermissionCard {
+  readonly type: "permission";
+  /** The request id. */
+  readonly id: string;
+  /** The tool's short name (the CLI's `displayName`, else the tool's name), for labels. */
+  readonly toolName: string;
+  /** The CLI's whole prompt sentence, or null: the page then writes "<toolName> wants to run". */
+  readonly title: string | null;
+  /** The CLI's subtitle (unless it only repeats the input's own description). */
+  readonly subtitle: string;
+  readonly toolUseId: string | null;
+  readonly input: readonly InputLine[];
+  /** Why the CLI asks, the path that made it ask. */
+  readonly note: string;
+  /** The MCP server behind the tool, or null; `source` "sdk" is this app's own server. */
+  readonly mcpServer: { readonly name: string; readonly source: string } | null;
+  /** The user's `permissions.ask` rule that asked (`Bash(rm:*)`, from where), or null. */
+  readonly askedByRule: string | null;
+  /** Deny is the default (focused, Enter denies); no one-key approve. */
+  readonly defaultToNo: boolean;
+  /** Whether "Always allow" is offered: the CLI suggested a rule and did not suppress it. */
+  readonly canAlways: boolean;
+}
 
 /** How a turn ended, as the page shows it. */
 export interface TurnSummary {
@@ -95,20 +116,34 @@ export function compactInput(input: Readonly<Record<string, unknown>>): InputLin
  * @param request The request.
  * @returns The page event.
  */
-export function permissionEvent(request: PermissionRequest): PageEvent {
-  const described = request.description === request.input.description
-    ? undefined
-    : request.description;
-  const note = [described, request.decisionReason, request.blockedPath]
+export function permissionEvent(request: PermissionRequest): PermissionCard {
+  const subtitle = request.description === request.input.description
+    ? ""
+    : request.description ?? "";
+  const note = [request.decisionReason, request.blockedPath]
     .filter((part): part is string => typeof part === "string" && part !== "")
     .join(" · ");
+  const rule = request.matchedAskRule;
+  const server = request.mcpServer;
   return {
     type: "permission",
     id: request.requestId,
-    toolName: request.displayName ?? request.toolName,
+    toolName: cut(request.displayName ?? request.toolName, 80),
+    title: request.title === undefined ? null : cut(request.title, MAX_VALUE),
+    subtitle: cut(subtitle, MAX_VALUE),
     toolUseId: request.toolUseId ?? null,
     input: compactInput(request.input),
     note: cut(note, MAX_VALUE),
+    mcpServer: server ? { name: cut(server.name, 80), source: cut(server.source, 40) } : null,
+    askedByRule: rule
+      ? cut(
+        `${rule.toolName}${rule.ruleContent === undefined ? "" : `(${rule.ruleContent})`}` +
+          ` (${rule.source})`,
+        MAX_VALUE,
+      )
+      : null,
+    defaultToNo: request.defaultToNo === true,
+    canAlways: request.suppressAlwaysAllowRule !== true && request.suggestions.length > 0,
   };
 }
 

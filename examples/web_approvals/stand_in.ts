@@ -5,6 +5,11 @@
  * sentence, asks to run a Bash command (the first `` `command` `` in
  * backticks of the prompt, or the `<command>` of `[[tool:bash:<command>]]`,
  * else `ls`), waits for the answer as long as it takes, then streams a reply that says what happened.
+ * It asks as the real CLI does: with a rule to suggest for "always allow";
+ * for an `rm` command as for a dangerous one, with the CLI's fields a card
+ * must honour (its own sentence, Deny as the default, no "always", and the
+ * `permissions.ask` rule that asked). `[[mcp:<server>:<tool>]]` asks for an
+ * MCP tool of a server configured in a project.
  *
  * It never runs anything: an allowed command's output is made up (and says
  * so), so a page open to the stand-in cannot touch the machine.
@@ -13,6 +18,7 @@
  */
 
 import type { TransportFactory } from "@duplex/claude";
+import type { ControlRequestFrame } from "@duplex/claude/protocol";
 import {
   assistantTextFrame,
   assistantToolUseFrame,
@@ -61,16 +67,15 @@ export function standIn(): StandIn {
   cli.on("user", async (frame, target) => {
     const prompt = promptOf(frame);
     const uuid = typeof frame.uuid === "string" ? frame.uuid : undefined;
-    const command = /\[\[tool:bash:([^\]]*)\]\]|`([^`]+)`/.exec(prompt)?.slice(1).find(Boolean) ??
-      "ls";
+    const call = callOf(prompt);
+    const { command, toolName, input } = call;
     turns += 1;
     const toolUseId = `toolu_stand_in_${turns}`;
     const requestId = `perm-stand-in-${turns}`;
     target.emit(initFrame({ sessionId, ...(uuid && { userMessageUuids: [uuid] }) }));
     await stream(target, `(stand-in) To answer that I would like to run \`${command}\`.`);
-    const input = { command, description: "The stand-in shows the flow; nothing runs" };
-    target.emit(assistantToolUseFrame({ id: toolUseId, name: "Bash", input, sessionId }));
-    target.emit(canUseToolRequest({ requestId, toolName: "Bash", input, toolUseId }));
+    target.emit(assistantToolUseFrame({ id: toolUseId, name: toolName, input, sessionId }));
+    target.emit(askFrame(call, { requestId, toolUseId }));
     let decision: Record<string, unknown>;
     try {
       const answer = await target.nextWrite(
@@ -82,6 +87,7 @@ export function standIn(): StandIn {
       return; // the app is shutting down
     }
     const allowed = decision.behavior === "allow";
+    const always = allowed && Array.isArray(decision.updatedPermissions);
     const reason = typeof decision.message === "string" ? decision.message : "denied";
     target.emit(userToolResultFrame({
       toolUseId,
@@ -90,7 +96,7 @@ export function standIn(): StandIn {
       isError: !allowed,
     }));
     const reply = allowed
-      ? `The command was allowed. You said: ${prompt}`
+      ? `The command was allowed${always ? " always" : ""}. You said: ${prompt}`
       : `The command was denied (${reason}). You said: ${prompt}`;
     await stream(target, reply);
     if (signal.aborted) return;
@@ -101,7 +107,7 @@ export function standIn(): StandIn {
       totalCostUsd: 0.0012 * turns,
       ...(uuid && { userMessageUuid: uuid }),
       ...(!allowed && {
-        permissionDenials: [{ tool_name: "Bash", tool_use_id: toolUseId, tool_input: input }],
+        permissionDenials: [{ tool_name: toolName, tool_use_id: toolUseId, tool_input: input }],
       }),
     }));
   });
@@ -114,6 +120,60 @@ export function standIn(): StandIn {
     transport: cli.transport,
     [Symbol.dispose]: () => stop.abort(),
   };
+}
+
+/** The tool call the stand-in makes for a prompt. */
+interface Call {
+  /** What it says it runs (a Bash command, or the MCP tool's name). */
+  readonly command: string;
+  readonly toolName: string;
+  readonly input: Record<string, unknown>;
+  /** For `[[mcp:<server>:<tool>]]`: the server, as configured in a project. */
+  readonly server?: string;
+}
+
+function callOf(prompt: string): Call {
+  const mcp = /\[\[mcp:([^:\]]+):([^\]]+)\]\]/.exec(prompt);
+  if (mcp) {
+    const toolName = `mcp__${mcp[1]}__${mcp[2]}`;
+    return { command: toolName, toolName, input: {}, server: mcp[1]! };
+  }
+  const command = /\[\[tool:bash:([^\]]*)\]\]|`([^`]+)`/.exec(prompt)?.slice(1).find(Boolean) ??
+    "ls";
+  const input = { command, description: "The stand-in shows the flow; nothing runs" };
+  return { command, toolName: "Bash", input };
+}
+
+/** The `can_use_tool` request for a call, with the fields the real CLI would send. */
+function askFrame(call: Call, ask: { requestId: string; toolUseId: string }): ControlRequestFrame {
+  const { command, toolName, input, server } = call;
+  const frame = canUseToolRequest({ ...ask, toolName, input });
+  const request = frame.request;
+  request.permission_suggestions = [{
+    type: "addRules",
+    rules: [{ toolName, ...(server === undefined && { ruleContent: command }) }],
+    behavior: "allow",
+    destination: "localSettings",
+  }];
+  // The server's name is configuration text: the page must show it as text.
+  if (server !== undefined) {
+    Object.assign(request, {
+      display_name: toolName.slice(`mcp__${server}__`.length),
+      mcp_server: { name: server, source: "project" },
+    });
+  }
+  if (!/^rm\b/.test(command)) return frame;
+  // A rule is suggested, and suppressed: the card must not offer it.
+  Object.assign(request, {
+    title: `Claude wants to delete files: ${command}`,
+    decision_reason: "The stand-in treats every rm as dangerous",
+    decision_reason_type: "safetyCheck",
+    classifier_approvable: false,
+    matched_ask_rule: { source: "userSettings", tool_name: "Bash", rule_content: "rm:*" },
+    default_to_no: true,
+    suppress_always_allow_rule: true,
+  });
+  return frame;
 }
 
 function promptOf(frame: Record<string, unknown>): string {

@@ -4,8 +4,12 @@
  * Chromium (the Debian package) opens its page, and the test drives it
  * through the DevTools protocol as a person would: it types a prompt, presses
  * Enter, waits for the permission card, clicks Allow or Deny, and reads what
- * the page shows. A request made while no page is open must show when one
- * opens; Ctrl-C must end the app, its CLI and nothing else. The stand-in run
+ * the page shows. A card shows what the CLI sent for it: its own sentence,
+ * the ask rule that asked, "Always allow" only where the CLI offers a rule
+ * and does not suppress it, Deny as the default (focused, Enter denies)
+ * where the CLI says so. A request made while no page is open must show
+ * when one opens, and "Always allow" on it saves the CLI's rule; Ctrl-C must
+ * end the app, its CLI and nothing else. The stand-in run
  * saves the screenshot the README shows (docs/web_approvals.png).
  */
 import assert from "node:assert/strict";
@@ -20,6 +24,8 @@ const SCREENSHOT = projectPath("docs/web_approvals.png");
 const LIMIT_MS = 120_000;
 /** Markup in a prompt: the page must show it as text, never make elements of it. */
 const MARKUP = "<img src=x onerror=\"document.title='pwned'\"><b>bold</b>";
+/** Markup as an MCP server's configured name (no `:` or `]`: it is written into a trigger). */
+const MARKUP_NAME = "<img src=x onerror=\"document.title='pwned'\">";
 
 /** Prompts and what the page must show for them, per backend. */
 interface Script {
@@ -30,10 +36,20 @@ interface Script {
   /** Text the answer holds while the card waits (streamed before the tool call), if any. */
   readonly beforeCard?: RegExp;
   readonly deny: string;
+  /** The deny card: the CLI's sentence on it, and whether Deny is its default (Enter denies). */
+  readonly denyCard: {
+    readonly title: RegExp;
+    readonly defaultToNo: boolean;
+    readonly rule?: string;
+  };
   readonly denyAnswer: RegExp;
   readonly denyEffect: () => Promise<void>;
   readonly later: string;
   readonly laterAnswer: RegExp;
+  /** An MCP tool's call, whose card must name the server (untrusted text) and its source. */
+  readonly mcp?: { readonly prompt: string; readonly server: string };
+  /** What "Always allow" on the later card must have left behind. */
+  readonly alwaysEffect: () => Promise<void>;
   readonly screenshot?: string;
 }
 
@@ -49,6 +65,11 @@ async function ask(tab: Tab, prompt: string): Promise<string> {
   await tab.type(prompt);
   await tab.pressEnter();
   return String(await tab.waitFor(OPEN_CARD, "a permission card"));
+}
+
+/** A selector inside the card of request `id`. */
+function inCard(id: string, selector = ""): string {
+  return `.card[data-id=${JSON.stringify(id)}] ${selector}`.trim();
 }
 
 async function cardText(tab: Tab, id: string): Promise<string> {
@@ -77,7 +98,14 @@ async function scenario(t: Deno.TestContext, chromium: string, app: App, script:
     assert.match(card, /Bash wants to run/);
     assert.ok(card.includes(script.allowCommand), card);
     if (script.beforeCard) assert.match(String(await tab.evaluate(TURN_TEXT)), script.beforeCard);
-    await tab.click(`.card[data-id=${JSON.stringify(id)}] .allow`);
+    // An ordinary ask: "Always allow" offered (the CLI suggested a rule), no key approves.
+    assert.equal(
+      await tab.evaluate(`!!document.querySelector(${JSON.stringify(inCard(id, ".always"))})`),
+      true,
+    );
+    assert.equal(await tab.evaluate(`document.activeElement?.closest(".card") ?? null`), null);
+    assert.match(await cardText(tab, id), /Allow BashAlways allowDeny$/);
+    await tab.click(inCard(id, ".allow"));
     const result = String(await tab.waitFor(RESULT, "the turn's result", 30_000));
     assert.match(result, /^✓ done · \$\d+\.\d{4} · \d+\.\d\d s · session \$\d+\.\d{4}$/);
     assert.match(String(await tab.evaluate(TURN_TEXT)), script.allowAnswer);
@@ -91,11 +119,37 @@ async function scenario(t: Deno.TestContext, chromium: string, app: App, script:
 
   await t.step("Deny on the card: the tool does not run and the answer says so", async () => {
     const id = await ask(tab, script.deny);
+    const { title, defaultToNo, rule } = script.denyCard;
+    const text = await cardText(tab, id);
+    assert.match(text, title);
+    if (rule) assert.ok(text.includes(`Asked by your rule ${rule}`), text);
+    // The CLI suppressed the lasting rule: no "Always allow" on this card.
+    assert.equal(
+      await tab.evaluate(`!!document.querySelector(${JSON.stringify(inCard(id, ".always"))})`),
+      false,
+    );
+    const focused = `document.activeElement === document.querySelector(${
+      JSON.stringify(inCard(id, ".deny"))
+    })`;
+    assert.equal(
+      await tab.evaluate(
+        `!!document.querySelector(${JSON.stringify(inCard(id))}).classList.contains("default-no")`,
+      ),
+      defaultToNo,
+    );
+    assert.equal(
+      await tab.evaluate(focused),
+      defaultToNo,
+      "Deny has the focus where it is the default",
+    );
     if (script.screenshot) {
       await tab.waitFor(`${TURN_TEXT}.length > 0`, "the streamed text beside the card");
       // The same PNG each run: no blinking caret, fonts loaded, two frames painted.
-      await tab.evaluate(`document.activeElement?.blur(); document.fonts.ready.then(() =>
-        new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))))`);
+      await tab.evaluate(
+        `document.activeElement?.tagName === "TEXTAREA" && document.activeElement.blur();
+        document.fonts.ready.then(() =>
+        new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))))`,
+      );
       await Deno.mkdir(projectPath("docs"), { recursive: true });
       const png = await tab.screenshot();
       const size = new DataView(png.buffer, png.byteOffset + 16, 8); // IHDR: width, height
@@ -103,7 +157,11 @@ async function scenario(t: Deno.TestContext, chromium: string, app: App, script:
       assert.deepEqual([size.getUint32(0), size.getUint32(4)], [960, 760]);
       await Deno.writeFile(script.screenshot, png);
     }
-    await tab.click(`.card[data-id=${JSON.stringify(id)}] .deny`);
+    if (defaultToNo) {
+      // Enter gives the default: Deny. Checked first, so a wrong focus can never approve.
+      assert.equal(await tab.evaluate(focused), true);
+      await tab.pressEnter();
+    } else await tab.click(inCard(id, ".deny"));
     const result = String(await tab.waitFor(RESULT, "the turn's result", 30_000));
     assert.match(result, /^✓ done/);
     assert.match(String(await tab.evaluate(TURN_TEXT)), script.denyAnswer);
@@ -143,11 +201,29 @@ async function scenario(t: Deno.TestContext, chromium: string, app: App, script:
     assert.equal(shown, prompt);
     assert.equal(await tab.evaluate(`document.querySelectorAll(".turn img, .turn b").length`), 0);
     assert.equal(await tab.evaluate(`document.title`), "claude · web approvals");
-    await tab.click(`.card[data-id=${JSON.stringify(pending[0]!.id)}] .allow`);
+    await tab.click(inCard(pending[0]!.id, ".always"));
     await tab.waitFor(RESULT, "the turn's result", 30_000);
     assert.match(String(await tab.evaluate(TURN_TEXT)), script.laterAnswer);
+    await script.alwaysEffect();
     assert.deepEqual((await api(app, "/api/state")).pending, []);
   });
+
+  if (script.mcp) {
+    const { prompt, server } = script.mcp;
+    await t.step("an MCP tool's card names its server and source, as text", async () => {
+      const id = await ask(tab, prompt);
+      const server_ = String(
+        await tab.evaluate(
+          `document.querySelector(${JSON.stringify(inCard(id, ".server"))})?.textContent`,
+        ),
+      );
+      assert.equal(server_, `MCP server “${server}” (configured in project)`);
+      assert.equal(await tab.evaluate(`document.querySelectorAll(".card img, .card b").length`), 0);
+      assert.equal(await tab.evaluate(`document.title`), "claude · web approvals");
+      await tab.click(inCard(id, ".deny"));
+      assert.match(String(await tab.waitFor(RESULT, "the turn's result", 30_000)), /^✓ done/);
+    });
+  }
 
   await t.step("Ctrl-C ends the page's stream, the session and its CLI; exit 0", async () => {
     Deno.kill(app.child.pid, "SIGINT"); // the app alone, not its process group
@@ -188,10 +264,19 @@ chromiumTest("web approvals: the page drives the stand-in in headless Chromium",
     allowEffect: async () => {},
     beforeCard: /^\(stand-in\) To answer that I would like to run `ls`\.Bash wants to run/,
     deny: "Clean up with `rm -rf build`, please.",
+    denyCard: {
+      title: /^Claude wants to delete files: rm -rf build/,
+      defaultToNo: true,
+      rule: "Bash(rm:*) (userSettings)",
+    },
     denyAnswer: /The command was denied \(A person denied this from the web page\)/,
     denyEffect: async () => {},
     later: "Asked with no page open",
-    laterAnswer: new RegExp(`You said: Asked with no page open ${escape(MARKUP)}$`),
+    laterAnswer: new RegExp(
+      `The command was allowed always\\. You said: Asked with no page open ${escape(MARKUP)}$`,
+    ),
+    alwaysEffect: async () => {},
+    mcp: { prompt: `[[mcp:${MARKUP_NAME}:lookup]]`, server: MARKUP_NAME },
     screenshot: SCREENSHOT,
   });
 });
@@ -204,7 +289,7 @@ runtimeTest(
   "web approvals: the page drives the real CLI (offline) in headless Chromium",
   ["chromium"],
   async (t, cli, bin) => {
-    await withSandbox(async ({ env, work }) => {
+    await withSandbox(async ({ env, work, home }) => {
       const app = await startApp(["--cli", "--cwd", work], { ...env, CLAUDE_CLI: cli });
       await using _ = app.child;
       assert.ok(app.cliPid !== undefined && await processAlive(app.cliPid), app.child.stdout);
@@ -213,11 +298,24 @@ runtimeTest(
         allowCommand: "touch web-allowed.txt && echo web-allowed-ran",
         allowAnswer: /web-allowed-ran[\s\S]*Tool said: web-allowed-ran$/,
         allowEffect: async () => assert.ok(await exists(`${work}/web-allowed.txt`), "it ran"),
-        deny: "[[tool:bash:touch web-denied.txt && echo web-denied-ran]]",
+        // A dangerous rm: the CLI suppresses "always" (sandbox HOME; denied by a click anyway).
+        deny: "[[tool:bash:rm -rf ~]]",
+        denyCard: {
+          title: /^Bash wants to run.*Dangerous rm operation on critical path/,
+          defaultToNo: false,
+        },
         denyAnswer: /Tool failed: A person denied this from the web page$/,
-        denyEffect: async () => assert.ok(!(await exists(`${work}/web-denied.txt`))),
+        denyEffect: async () => assert.ok(await exists(home), "the sandbox HOME is still there"),
         later: "[[tool:bash:touch web-later.txt && echo web-later-ran]]",
         laterAnswer: /Tool said: web-later-ran$/,
+        alwaysEffect: async () => {
+          // The CLI saved the rule it suggested, where it said it would (localSettings).
+          const saved = JSON.parse(await Deno.readTextFile(`${work}/.claude/settings.local.json`));
+          assert.ok(
+            saved.permissions.allow.includes("Bash(touch web-later.txt && echo web-later-ran)"),
+            JSON.stringify(saved),
+          );
+        },
       });
       assert.ok(await exists(`${work}/web-later.txt`));
     });
