@@ -449,6 +449,20 @@ export interface UserInputFrame {
   uuid?: string;
   /** When to run the line relative to the running turn. */
   priority?: "now" | "next" | "later";
-  /** Other fields the CLI accepts (`shouldQuery`, `isSynthetic`, …), passed as given. */
+  /** Who the message comes from, for example `{ kind: "human" }`. */
+  origin?: MessageOrigin;
+  /** When the message was written, as an ISO 8601 string. */
+  timestamp?: string;
+  /** Content the user pasted rather than typed, one entry a paste. */
+  pasted_content?: readonly (string | readonly ContentBlock[])[];
+  /** Pastes still inside `message.content`, one entry a paste. */
+  inline_pastes?: readonly string[];
+  /** `true`: the program wrote the line, not a person. */
+  isSynthetic?: boolean;
+  /** `false`: append the content without a turn. */
+  shouldQuery?: boolean;
+  /** `true`: deliver the text as written (no `@`-mention or slash-command expansion). */
+  client_composed?: true;
+  /** Other fields the CLI accepts, passed as given. */
   [field: string]: unknown;
 }

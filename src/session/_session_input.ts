@@ -32,9 +32,49 @@ export function initializeFields(
   }
   if (options.agents !== undefined) fields.agents = options.agents;
   if (options.jsonSchema !== undefined) fields.jsonSchema = options.jsonSchema;
+  for (const key of INITIALIZE_OPTIONS) {
+    if (options[key] !== undefined) fields[key] = options[key];
+  }
   if (inProcess.length > 0) Object.assign(fields, initializeFieldsFor(inProcess));
   if (isRecord(options.initialize)) Object.assign(fields, options.initialize);
   return Object.keys(fields).length > 0 || options.initialize === true ? fields : undefined;
+}
+
+/** The typed options that travel as `initialize` fields of the same name. */
+const INITIALIZE_OPTIONS = [
+  "toolAliases",
+  "planModeInstructions",
+  "agentProgressSummaries",
+  "supportedDialogKinds",
+  "perTaskStopAffordance",
+] as const;
+
+/** Checks the typed `initialize` options that are not booleans. */
+function checkInitializeOptions(options: DuplexSessionOptions): void {
+  const bad = (why: string): never => {
+    throw new TypeError(`Cannot start a session: ${why}`);
+  };
+  const name = (value: unknown): boolean => typeof value === "string" && value.trim() !== "";
+  const { toolAliases, planModeInstructions, supportedDialogKinds } = options;
+  if (toolAliases !== undefined) {
+    if (!isRecord(toolAliases)) bad("toolAliases must be a record of tool names");
+    for (const [alias, target] of Object.entries(toolAliases)) {
+      if (!name(alias) || !name(target)) {
+        bad(`toolAliases[${JSON.stringify(alias)}] must map a tool name to a tool name`);
+      }
+    }
+  }
+  if (planModeInstructions !== undefined && !name(planModeInstructions)) {
+    bad("planModeInstructions must be a non-empty string");
+  }
+  if (supportedDialogKinds !== undefined) {
+    if (!Array.isArray(supportedDialogKinds) || !supportedDialogKinds.every(name)) {
+      bad("supportedDialogKinds must be an array of dialog kinds (non-empty strings)");
+    }
+    if (supportedDialogKinds.length > 0 && options.onUserDialog === undefined) {
+      bad("supportedDialogKinds needs onUserDialog: the CLI would send dialogs nobody answers");
+    }
+  }
 }
 
 /** The content blocks of a user turn; throws a TypeError for anything else. */
@@ -83,17 +123,27 @@ export function checkOptions(options: DuplexSessionOptions): SessionSettings {
   if (!isRecord(options) || options.transport === undefined) {
     throw new TypeError("Cannot start a session: options.transport is required");
   }
-  for (const key of ["onPermission", "onElicitation", "onControlRequest"] as const) {
+  for (
+    const key of ["onPermission", "onElicitation", "onControlRequest", "onUserDialog"] as const
+  ) {
     if (options[key] !== undefined && typeof options[key] !== "function") {
       throw new TypeError(`Cannot start a session: ${key} must be a function`);
     }
   }
-  for (const key of ["queue", "verbatimPrompts"] as const) {
+  for (
+    const key of [
+      "queue",
+      "verbatimPrompts",
+      "perTaskStopAffordance",
+      "agentProgressSummaries",
+    ] as const
+  ) {
     if (options[key] !== undefined && typeof options[key] !== "boolean") {
       throw new TypeError(`Cannot start a session: ${key} must be a boolean`);
     }
   }
   checkTelemetry(options.telemetry, "Cannot start a session");
+  checkInitializeOptions(options);
   const onUnresponsive = options.onUnresponsive ?? "close";
   if (onUnresponsive !== "close" && onUnresponsive !== "keep") {
     throw new TypeError('Cannot start a session: onUnresponsive must be "close" or "keep"');
@@ -151,8 +201,71 @@ export function checkSendOptions(options: SendOptions): void {
   if (queue !== undefined && typeof queue !== "boolean") {
     throw new TypeError("Cannot send a turn: queue must be a boolean");
   }
-  if (options.verbatim !== undefined && typeof options.verbatim !== "boolean") {
-    throw new TypeError("Cannot send a turn: verbatim must be a boolean");
+  for (const key of ["verbatim", "isSynthetic"] as const) {
+    if (options[key] !== undefined && typeof options[key] !== "boolean") {
+      throw new TypeError(`Cannot send a turn: ${key} must be a boolean`);
+    }
+  }
+  if (options.origin !== undefined) checkOrigin(options.origin);
+  if (options.timestamp !== undefined) isoTimestamp(options.timestamp);
+  if (options.pastedContent !== undefined) checkPastes(options.pastedContent);
+  const { inlinePastes } = options;
+  if (
+    inlinePastes !== undefined &&
+    !(Array.isArray(inlinePastes) && inlinePastes.every((paste) => typeof paste === "string"))
+  ) {
+    throw new TypeError("Cannot send a turn: inlinePastes must be an array of strings");
+  }
+}
+
+/** The most entries and blocks `pastedContent` may hold (the CLI ignores a longer list). */
+const MAX_PASTED = 1000;
+
+function checkOrigin(origin: unknown): void {
+  const bad = (why: string): never => {
+    throw new TypeError(`Cannot send a turn: origin ${why}`);
+  };
+  if (!isRecord(origin)) bad('must be an object such as { kind: "human" }');
+  const { kind } = origin as Record<string, unknown>;
+  if (typeof kind !== "string" || kind === "") bad("needs a non-empty string kind");
+  const needs = kind === "channel" ? "server" : kind === "peer" ? "from" : undefined;
+  if (needs !== undefined && typeof (origin as Record<string, unknown>)[needs] !== "string") {
+    bad(`of kind ${kind} needs a string ${needs}`);
+  }
+}
+
+function isoTimestamp(value: unknown): string {
+  const bad = (): never => {
+    throw new TypeError(
+      `Cannot send a turn: timestamp must be an ISO 8601 string or a valid Date, got ${
+        String(value)
+      }`,
+    );
+  };
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? bad() : value.toISOString();
+  if (typeof value !== "string" || Number.isNaN(Date.parse(value))) bad();
+  return value as string;
+}
+
+function checkPastes(pastes: unknown): void {
+  const bad = (why: string): never => {
+    throw new TypeError(`Cannot send a turn: pastedContent${why}`);
+  };
+  if (!Array.isArray(pastes)) bad(" must be an array of strings or arrays of content blocks");
+  let count = 0;
+  for (const [i, paste] of (pastes as unknown[]).entries()) {
+    count++;
+    if (typeof paste === "string") continue;
+    if (!Array.isArray(paste)) bad(`[${i}] must be a string or an array of content blocks`);
+    for (const block of paste as unknown[]) {
+      count++;
+      if (!isRecord(block) || typeof block.type !== "string") {
+        bad(`[${i}] must hold objects with a string type`);
+      }
+    }
+  }
+  if (count > MAX_PASTED) {
+    bad(` holds ${count} entries and blocks; the CLI ignores more than ${MAX_PASTED}`);
   }
 }
 
@@ -172,6 +285,11 @@ export function userLine(
   if (options.priority !== undefined) line.priority = options.priority;
   if (options.shouldQuery === false) line.shouldQuery = false;
   if (options.verbatim === true) line.client_composed = true;
+  if (options.origin !== undefined) line.origin = options.origin;
+  if (options.timestamp !== undefined) line.timestamp = isoTimestamp(options.timestamp);
+  if (options.pastedContent !== undefined) line.pasted_content = options.pastedContent;
+  if (options.inlinePastes !== undefined) line.inline_pastes = options.inlinePastes;
+  if (options.isSynthetic === true) line.isSynthetic = true;
   return line;
 }
 

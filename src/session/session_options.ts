@@ -11,6 +11,9 @@ import type { McpServers } from "./mcp_servers.ts";
 import type { TelemetryOptions } from "../telemetry/telemetry_options.ts";
 import type { PermissionHandler } from "../permissions/permission.ts";
 import type { AgentDefinition } from "../protocol/control_requests.ts";
+import type { ContentBlock } from "../protocol/content.ts";
+import type { MessageOrigin } from "../protocol/messages.ts";
+import type { UserDialogHandler } from "../protocol/user_dialog.ts";
 import type { SubscriptionOptions } from "../subscriptions/subscription.ts";
 import type { Transport, TransportFactory } from "../transport/transport.ts";
 
@@ -167,9 +170,60 @@ export interface DuplexSessionOptions {
    */
   onElicitation?: ElicitationHandler;
   /**
-   * Answers any other control request the CLI sends (for example
-   * `request_user_dialog`). Return the reply payload, or `undefined` to
-   * answer "unsupported". Throwing answers with the error.
+   * Answers the CLI's user dialogs (`request_user_dialog`): blocking
+   * dialogs such as `"refusal_fallback_prompt"`. The CLI sends only the
+   * kinds in {@linkcode DuplexSessionOptions.supportedDialogKinds}; answer
+   * a kind you do not know `{ behavior: "cancelled" }`. Throwing, or an
+   * answer of another shape, replies with an error, which the CLI discards
+   * (the dialog stays up until its deadline).
+   *
+   * @default {`onControlRequest` serves the request; without it, answered "unsupported" at once}
+   */
+  onUserDialog?: UserDialogHandler;
+  /**
+   * The dialog kinds `onUserDialog` renders (`supportedDialogKinds` in
+   * `initialize`), for example `["refusal_fallback_prompt"]`. The CLI sends
+   * no other kind: without the kind declared, the flow behind it takes its
+   * no-dialog path (for a refusal, the classic refusal error). A non-empty
+   * list needs `onUserDialog`.
+   */
+  supportedDialogKinds?: readonly string[];
+  /**
+   * Declares that the UI stops background tasks one by one (`stop_task`,
+   * `stopTask()`), so an interrupt spares running background agents and
+   * workflows and only ends the turn (`perTaskStopAffordance` in
+   * `initialize`). Without it an interrupt kills them too.
+   *
+   * @default {false}
+   */
+  perTaskStopAffordance?: boolean;
+  /**
+   * Tool-name aliases (`toolAliases` in `initialize`): when the model calls
+   * a tool by a key of this record, the CLI runs the tool the value names,
+   * for example `{ Shell: "Bash" }`, or `{ Bash: "mcp__workspace__bash" }`
+   * to route a built-in name to your own tool. One hop, no chains.
+   */
+  toolAliases?: Readonly<Record<string, string>>;
+  /**
+   * The workflow of plan mode (`planModeInstructions` in `initialize`):
+   * replaces the default implementation phases of the plan-mode reminder,
+   * which the CLI still wraps with its read-only rules and the
+   * `ExitPlanMode` protocol.
+   */
+  planModeInstructions?: string;
+  /**
+   * Periodic short summaries of what each running sub-agent does
+   * (`agentProgressSummaries` in `initialize`), written by the model about
+   * every 30 s and delivered as `summary` on `system/task_progress` frames.
+   *
+   * @default {false}
+   */
+  agentProgressSummaries?: boolean;
+  /**
+   * Answers any other control request the CLI sends (and
+   * `request_user_dialog` when `onUserDialog` is not set). Return the reply
+   * payload, or `undefined` to answer "unsupported". Throwing answers with
+   * the error.
    */
   onControlRequest?: (
     subtype: string,
@@ -246,6 +300,44 @@ export interface SendOptions {
    * @default {true}
    */
   shouldQuery?: boolean;
+  /**
+   * Who the message comes from (`origin` on the line), for example
+   * `{ kind: "human" }` for what a person typed: the CLI treats a message
+   * without an origin as unattributed, and records the origin in the
+   * transcript (2.1.332 drops a `"peer"` origin a host sends). `kind` is a
+   * non-empty string; `"channel"` needs `server`, `"peer"` needs `from`
+   * (strings).
+   */
+  origin?: MessageOrigin;
+  /**
+   * When the message was written, as an ISO 8601 string (`timestamp` on the
+   * line; the CLI records it as the transcript entry's `sentAtMs`, observed
+   * on 2.1.332). A `Date` is sent as its `toISOString()`.
+   */
+  timestamp?: string | Date;
+  /**
+   * What the user pasted rather than typed (`pasted_content` on the line):
+   * each entry one paste, a string or text blocks. The CLI appends each
+   * after the typed text, in order (and may wrap it in `<pasted_content>`
+   * tags); it ignores blocks other than text (send images in the content)
+   * and a list of more than 1,000 entries and blocks in all, which is
+   * refused here instead.
+   */
+  pastedContent?: readonly (string | readonly ContentBlock[])[];
+  /**
+   * Pastes still inside the content where the user put them
+   * (`inline_pastes` on the line): each entry the text of one paste.
+   */
+  inlinePastes?: readonly string[];
+  /**
+   * Marks the line as written by the program, not a person (`isSynthetic`
+   * on the line): 2.1.332 tells the model so (a `[MESSAGE FROM NON-USER
+   * SOURCE - NOT USER INPUT]` line), records the origin as `unclassified`
+   * and does not replay the line.
+   *
+   * @default {false}
+   */
+  isSynthetic?: boolean;
 }
 
 /** Options of one control request (`request()` and the methods built on it). */
