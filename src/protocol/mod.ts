@@ -26,6 +26,7 @@ export type * from "./content.ts";
 export type * from "./control.ts";
 export type * from "./control_requests.ts";
 export type * from "./messages.ts";
+export type * from "./user_dialog.ts";
 export type { HookFailurePolicy, HookResult } from "../hooks/hooks.ts";
 export type * from "../hooks/hook_inputs.ts";
 export type * from "../hooks/hook_outputs.ts";

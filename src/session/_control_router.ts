@@ -1,8 +1,8 @@
 // This module is browser compatible.
 /*
  * Routes the CLI's control requests to whoever answers them: permissions,
- * hooks, in-process MCP, elicitation, and anything else through
- * `onControlRequest`. Every request is served by the one inbound registry:
+ * hooks, in-process MCP, elicitation, user dialogs (`onUserDialog`, else as
+ * any other request), and anything else through `onControlRequest`. Every request is served by the one inbound registry:
  * answered exactly once, at once when nobody handles it, never when the CLI
  * withdraws it.
  */
@@ -12,6 +12,7 @@ import type { SdkMcpServer } from "../mcp/mcp_server.ts";
 import { answerMcpMessage } from "../mcp/sdk_mcp_wiring.ts";
 import type { ControlRequestBody } from "../protocol/control.ts";
 import { readCanUseToolRequest } from "../protocol/guards.ts";
+import { userDialogFrom, userDialogPayload } from "../protocol/user_dialog.ts";
 import { isRecord } from "../_values.ts";
 import { InboundRegistry } from "./_inbound_registry.ts";
 import { denyAll, PermissionBroker } from "./_permission_broker.ts";
@@ -63,6 +64,7 @@ export class ControlRouter {
       ["hook_callback", (id, request) => this.#hook(id, request)],
       ["mcp_message", (id, request) => this.#mcp(id, request)],
       ["elicitation", (id, request) => this.#elicitation(id, request)],
+      ["request_user_dialog", (id, request) => this.#userDialog(id, request)],
     ]);
   }
 
@@ -145,6 +147,20 @@ export class ControlRouter {
         handler
           ? elicitationPayload(await handler(elicitationFrom(request), { signal }))
           : { action: "decline" },
+    );
+  }
+
+  #userDialog(requestId: string, request: ControlRequestBody): void {
+    const handler = this.#options.onUserDialog;
+    if (!handler) {
+      this.#other(requestId, request);
+      return;
+    }
+    this.#registry.serve(
+      requestId,
+      request.subtype,
+      async (signal) =>
+        userDialogPayload(await handler(userDialogFrom(request), { signal, requestId })),
     );
   }
 
