@@ -21,8 +21,10 @@ function serial(names: TableNames): string {
 
 /**
  * The DDL, one statement per item, idempotent (IF NOT EXISTS, WHERE seq IS
- * NULL). A keys table of the previous version has no `seq`: it is added,
- * and each transcript takes its last entry's sequence number (the order of
+ * NULL). A keys table of an earlier version has no `summary` (a main
+ * transcript's summary, NULL until its next append folds it from the whole
+ * transcript) and may have no `seq`: they are added; a missing `seq`
+ * makes each transcript take its last entry's sequence number (the order of
  * the appends, in the same numbering as the new stamps), so that sessions
  * stamped in one millisecond list in append order from then on.
  */
@@ -44,9 +46,11 @@ export function schemaStatements(names: TableNames): string[] {
   subpath     text   NOT NULL,     -- '' for the main transcript
   mtime       bigint NOT NULL,     -- the last append, Unix epoch ms (the server's clock)
   seq         bigint,              -- the last append's number (the entries' sequence)
+  summary     json,                -- a main transcript's foldSessionSummary, at mtime
   PRIMARY KEY (project_key, session_id, subpath)
 )`,
     `ALTER TABLE ${names.keys} ADD COLUMN IF NOT EXISTS seq bigint`,
+    `ALTER TABLE ${names.keys} ADD COLUMN IF NOT EXISTS summary json`,
     `UPDATE ${names.keys} AS k SET seq = (SELECT max(e.seq) FROM ${names.entries} AS e
   WHERE e.project_key = k.project_key AND e.session_id = k.session_id AND e.subpath = k.subpath)
 WHERE k.seq IS NULL`,
@@ -57,13 +61,17 @@ ON ${names.keys} (project_key, mtime DESC, seq DESC NULLS LAST) WHERE subpath = 
 
 /**
  * The schema is this version's: `ok` is 't' when both tables, the keys'
- * `seq` column and its index exist (to_regclass of a missing one is NULL).
+ * `seq` and `summary` columns and its index exist (to_regclass of a missing
+ * one is NULL).
  */
 export function existsQuery(names: TableNames): string {
   const exists = (name: string) => `to_regclass(${literal(name)}) IS NOT NULL`;
   const all = [names.entries, names.keys, names.index].map(exists).join(" AND ");
-  return `SELECT (${all} AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = ` +
-    `to_regclass(${literal(names.keys)}) AND attname = 'seq' AND NOT attisdropped))::text AS ok`;
+  const column = (name: string) =>
+    `EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(${
+      literal(names.keys)
+    }) AND attname = '${name}' AND NOT attisdropped)`;
+  return `SELECT (${all} AND ${column("seq")} AND ${column("summary")})::text AS ok`;
 }
 
 /**
@@ -94,18 +102,69 @@ const NOW_MS = "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
  */
 export function appendStatement(names: TableNames): string {
   return `WITH k AS (
-  INSERT INTO ${names.keys} AS k (project_key, session_id, subpath, mtime, seq)
+${keyUpsert(names)}
+  RETURNING 1
+)
+${entriesInsert(names)}`;
+}
+
+/* The key's row of an append (see appendStatement), without its RETURNING. */
+function keyUpsert(names: TableNames): string {
+  return `  INSERT INTO ${names.keys} AS k (project_key, session_id, subpath, mtime, seq)
   VALUES ($1, $2, $3, greatest(${NOW_MS}, (SELECT max(n.mtime) FROM ${names.keys} AS n
     WHERE n.project_key = $1 AND n.subpath = '')), nextval(${serial(names)}))
   ON CONFLICT (project_key, session_id, subpath)
-  DO UPDATE SET mtime = greatest(excluded.mtime, k.mtime + 1), seq = excluded.seq
-  RETURNING 1
-)
-INSERT INTO ${names.entries} (project_key, session_id, subpath, uuid, entry)
+  DO UPDATE SET mtime = greatest(excluded.mtime, k.mtime + 1), seq = excluded.seq`;
+}
+
+/* The entries of an append (see appendStatement), after the CTE k. */
+function entriesInsert(names: TableNames): string {
+  return `INSERT INTO ${names.entries} (project_key, session_id, subpath, uuid, entry)
 SELECT $1, $2, $3, b.item ->> 0, (b.item ->> 1)::json
 FROM k, jsonb_array_elements($4::text::jsonb) WITH ORDINALITY AS b(item, ord)
 ORDER BY b.ord
 ON CONFLICT (project_key, session_id, subpath, uuid) DO NOTHING`;
+}
+
+/**
+ * The append of a main transcript, before the summary's update
+ * ({@linkcode summaryStatement}): {@linkcode appendStatement}'s two writes,
+ * returning the key's new mtime, its summary so far, its mtime before
+ * (`prev`; read from the statement's snapshot, so possibly older than the
+ * summary when another host appended meanwhile: the caller then folds the
+ * whole transcript), whether this append made the key (`fresh`), and the
+ * entries inserted, in order (none: one row, `e` NULL). $1-$4: as
+ * {@linkcode appendStatement}.
+ */
+export function appendReturningStatement(names: TableNames): string {
+  return `WITH prev AS (
+  SELECT mtime FROM ${names.keys} WHERE project_key = $1 AND session_id = $2 AND subpath = $3
+), k AS (
+${keyUpsert(names)}
+  RETURNING k.mtime, k.summary, k.xmax::text = '0' AS fresh
+), ins AS (
+${entriesInsert(names)}
+RETURNING seq, entry
+)
+SELECT k.mtime::text AS mtime, k.summary::text AS summary, (SELECT mtime FROM prev)::text AS prev,
+  k.fresh::text AS fresh, ins.entry::text AS e
+FROM k LEFT JOIN ins ON true ORDER BY ins.seq`;
+}
+
+/**
+ * Sets a main transcript's summary, if no append moved its mtime since (a
+ * compare-and-set: mtime strictly increases per key). $1, $2: project key,
+ * session id; $3: the summary's JSON; $4: the mtime it was folded at.
+ */
+export function summaryStatement(names: TableNames): string {
+  return `UPDATE ${names.keys} SET summary = $3::json
+WHERE project_key = $1 AND session_id = $2 AND subpath = '' AND mtime = $4::bigint`;
+}
+
+/** A project's summaries. $1: the project key. */
+export function listSummariesQuery(names: TableNames): string {
+  return `SELECT summary::text AS summary FROM ${names.keys}
+WHERE project_key = $1 AND subpath = '' AND summary IS NOT NULL ORDER BY mtime DESC, seq DESC NULLS LAST`;
 }
 
 /** A transcript's entries in append order. $1-$3: the key. */

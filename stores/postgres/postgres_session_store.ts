@@ -13,6 +13,7 @@ import type {
   StoredSessionRef,
 } from "../../src/store/session_store.ts";
 import { KeyQueue } from "../../src/store/_key_queue.ts";
+import { foldSessionSummary, type SessionSummaryEntry } from "../../src/store/session_summary.ts";
 import type { PostgresClient } from "./postgres_client.ts";
 import { type TableNames, tableNames } from "./_names.ts";
 import { bounded, type Operation } from "./_bounded.ts";
@@ -37,7 +38,8 @@ export interface PostgresSessionStoreOptions {
   /**
    * Create the tables on first use (`CREATE TABLE IF NOT EXISTS` under an
    * advisory lock, so hosts starting together do not race), and migrate
-   * the tables of an earlier version (which lack the keys' `seq` column).
+   * the tables of an earlier version (which lack the keys' `seq` or
+   * `summary` column).
    * With `false`, create or migrate them yourself from
    * {@linkcode postgresSessionStoreSchema}.
    *
@@ -82,7 +84,19 @@ const PREPARED = { prepare: true } as const;
  *   started is listed after it). Two sessions may share an mtime. Appends
  *   lock nothing but their key's row: the appends of one project, to its
  *   many keys, run at once.
- * - `append` is one statement, so a batch lands whole or not at all; an
+ * - Each main transcript's key row keeps the session's summary (a `summary`
+ *   column, the official SDK's `foldSessionSummary` of its entries), so
+ *   `listSessionSummaries` lists a project in one query. The append that
+ *   stamped an mtime folds its entries into the summary it found and writes
+ *   it only while the row still has that mtime (a compare-and-set: of two
+ *   hosts' appends to one session, the later one's summary stays); a
+ *   summary older than the row's mtime before an append (another host's
+ *   append in between, a crash between the two statements, a key of an
+ *   earlier version) is folded again from the whole transcript, and a
+ *   reader takes a summary older than the listed mtime as stale and loads
+ *   the session.
+ * - `append` is one statement (a main transcript's summary is a second
+ *   one), so a batch lands whole or not at all; an
  *   entry whose `uuid` is already stored under the key is skipped (a
  *   unique index and `ON CONFLICT DO NOTHING`), one without a `uuid` is
  *   always appended. Appends to one key from one store run in call order
@@ -187,9 +201,70 @@ export class PostgresSessionStore implements SessionStore {
     // Appends to one key run one after the other, in call order (a pool would reorder them).
     await this.#appends.run(JSON.stringify(params), async () => {
       await this.#ready(op);
-      const statement = q.appendStatement(this.#names);
-      await bounded(op, () => this.#sql.unsafe(statement, [...params, batch], PREPARED));
+      if (params[2] !== "") {
+        const statement = q.appendStatement(this.#names);
+        await bounded(op, () => this.#sql.unsafe(statement, [...params, batch], PREPARED));
+        return;
+      }
+      const statement = q.appendReturningStatement(this.#names);
+      const rows = await bounded(
+        op,
+        () => this.#sql.unsafe(statement, [...params, batch], PREPARED),
+      );
+      const mtime = String(rows[0]?.mtime);
+      const summary = await this.#fold(op, key, params, rows);
+      const update = q.summaryStatement(this.#names);
+      await bounded(
+        op,
+        () => this.#sql.unsafe(update, [params[0], params[1], summary, mtime], PREPARED),
+      );
     });
+  }
+
+  /* The session's new summary (JSON) from what the append returned. */
+  async #fold(
+    op: Operation,
+    key: SessionKey,
+    params: readonly string[],
+    rows: readonly Record<string, unknown>[],
+  ): Promise<string> {
+    const first = rows[0] ?? {};
+    const mtime = Number(first.mtime);
+    const inserted = rows.flatMap((row) => row.e == null ? [] : [decodeEntry(row.e)]);
+    const prev = typeof first.summary === "string"
+      ? JSON.parse(first.summary) as SessionSummaryEntry
+      : undefined;
+    let summary: SessionSummaryEntry;
+    if (first.fresh === "true") summary = foldSessionSummary(undefined, key, inserted, { mtime });
+    else if (prev !== undefined && first.prev != null && prev.mtime === Number(first.prev)) {
+      summary = foldSessionSummary(prev, key, inserted, { mtime });
+    } else {
+      // No summary yet (a key of an earlier version), or one another writer moved past.
+      const query = q.loadQuery(this.#names);
+      const all = await bounded(op, () => this.#sql.unsafe(query, [...params], PREPARED));
+      summary = foldSessionSummary(undefined, key, all.map((row) => decodeEntry(row.e)), { mtime });
+    }
+    return JSON.stringify(summary);
+  }
+
+  /**
+   * Lists the summaries of a project's sessions (the `summary` column of
+   * the keys table, folded in each append's transaction by
+   * `foldSessionSummary`), newest first. A session last appended to by an
+   * earlier version has none until its next append, and a reader loads it.
+   *
+   * @param projectKey The project.
+   * @returns The summaries.
+   * @throws {TypeError} For a bad key.
+   * @throws {DuplexError} As {@linkcode PostgresSessionStore.append}.
+   */
+  async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
+    const op = this.#op("list the session summaries of");
+    const project = projectParam(op.action, projectKey);
+    await this.#ready(op);
+    const query = q.listSummariesQuery(this.#names);
+    const rows = await bounded(op, () => this.#sql.unsafe(query, [project], PREPARED));
+    return rows.map((row) => JSON.parse(String(row.summary)) as SessionSummaryEntry);
   }
 
   /**

@@ -27,11 +27,14 @@ export interface PostgresSessionStoreSchemaOptions {
  * `SELECT, INSERT, UPDATE, DELETE` on both tables and `USAGE` on the
  * entries table's sequence). Idempotent (`IF NOT EXISTS`); the same
  * statements the store runs on first use. It also migrates the tables of
- * an earlier version, whose keys table has no `seq` column: it adds it,
- * gives each transcript its last entry's sequence number (so that sessions
- * stamped in one millisecond list in append order) and adds the index;
- * until it has run, a store of this version with `createSchema: false`
- * refuses to append or list, naming the missing column.
+ * an earlier version, whose keys table has no `summary` column (added
+ * empty: each session's summary is folded from its whole transcript at its
+ * next append, and listed sessions without one are loaded meanwhile) and
+ * may have no `seq` column: it adds it, gives each transcript its last
+ * entry's sequence number (so that sessions stamped in one millisecond list
+ * in append order) and adds the index; until it has run, a store of this
+ * version with `createSchema: false` refuses to append or list, naming the
+ * missing column.
  *
  * @param options The table and schema names.
  * @returns The statements, `;`-terminated.
@@ -46,6 +49,7 @@ export interface PostgresSessionStoreSchemaOptions {
  * assert.match(sql, /CREATE TABLE IF NOT EXISTS "app"\."transcripts" \(/);
  * assert.match(sql, /CREATE TABLE IF NOT EXISTS "app"\."transcripts_keys" \(/);
  * assert.match(sql, /ALTER TABLE "app"\."transcripts_keys" ADD COLUMN IF NOT EXISTS seq bigint/);
+ * assert.match(sql, /ADD COLUMN IF NOT EXISTS summary json/);
  * ```
  */
 export function postgresSessionStoreSchema(

@@ -156,6 +156,24 @@ export interface LockedAppend {
   readonly onCreate: () => Promise<void>;
   readonly onSkip: (skip: SkippedBytes) => void;
   readonly maxLineBytes: number;
+  /**
+   * Called under the lock once new lines are written and stamped: the
+   * entries written, the mtime stamped, and the file as it was before (its
+   * committed size and mtime; size 0 for a new file).
+   */
+  readonly onWritten?: (written: WrittenBatch) => Promise<void>;
+}
+
+/** What one append wrote, for {@linkcode LockedAppend.onWritten}. */
+export interface WrittenBatch {
+  /** The entries written, in order (the batch's new ones). */
+  readonly entries: readonly SessionStoreEntry[];
+  /** The file's new mtime. */
+  readonly mtime: number;
+  /** The file's committed size before the append. */
+  readonly previousSize: number;
+  /** The file's mtime before the append (floored ms). */
+  readonly previousMtime: number;
 }
 
 /**
@@ -251,7 +269,8 @@ export async function appendLocked(append: LockedAppend): Promise<UuidIndex> {
       }
       if (info.size === 0) await append.onCreate();
       const { committed, uuids } = await indexFor(file, info, append.index, append);
-      const lines = newEntries(append.batch, uuids).map((entry) => entry.json);
+      const fresh = newEntries(append.batch, uuids);
+      const lines = fresh.map((entry) => entry.json);
       let size = committed;
       let written = new Uint8Array();
       if (lines.length > 0) {
@@ -261,8 +280,19 @@ export async function appendLocked(append: LockedAppend): Promise<UuidIndex> {
         }
         if (append.sync) await file.sync();
         size += written.length;
-        const least = info.size > 0 ? Math.floor(info.mtime?.getTime() ?? 0) + 1 : 0;
-        await append.stamp(least, (mtime) => file.utime(new Date(), new Date(mtime)));
+        const previousMtime = Math.floor(info.mtime?.getTime() ?? 0);
+        const least = info.size > 0 ? previousMtime + 1 : 0;
+        let stamped = least;
+        await append.stamp(least, (mtime) => {
+          stamped = mtime;
+          return file.utime(new Date(), new Date(mtime));
+        });
+        await append.onWritten?.({
+          entries: fresh.map((entry) => JSON.parse(entry.json)),
+          mtime: stamped,
+          previousSize: committed,
+          previousMtime,
+        });
       }
       const tail = written.length >= TAIL
         ? written.slice(-TAIL)

@@ -20,7 +20,15 @@ import type {
   StoredSessionRef,
 } from "../../../src/store/session_store.ts";
 import { absolutePath, explainFsError } from "../history/_paths.ts";
-import { appendLocked, loadFile, type SkippedBytes, type UuidIndex } from "./_jsonl_file.ts";
+import {
+  appendLocked,
+  loadFile,
+  type SkippedBytes,
+  type UuidIndex,
+  type WrittenBatch,
+} from "./_jsonl_file.ts";
+import { foldSummary, readSummary, summaryPath } from "./_summary_file.ts";
+import type { SessionSummaryEntry } from "../../../src/store/session_summary.ts";
 import { fieldOfListed, keyPaths, projectDir } from "./_key_paths.ts";
 import { checkRoot, linkError, walkDirs, writeInside } from "./_no_links.ts";
 import { stampInProject } from "./_project_clock.ts";
@@ -122,6 +130,11 @@ export interface DirectorySessionStoreOptions {
  *   resolved before another started has the smaller mtime; `listSessions`
  *   lists newest first, the last appended to first.
  * - `load` reads in 64 KiB chunks: memory is the entries plus one line.
+ * - Each main transcript has a summary (`<session>.summary.json`, the
+ *   official SDK's `foldSessionSummary` of its entries), folded by each
+ *   append under the transcript's lock, so `listSessionSummaries` lists a
+ *   project in one read per session; one missing, torn or older than its
+ *   transcript is folded again from the whole transcript.
  * - No link is followed below the folder: a symbolic link planted in place
  *   of a project or subkey folder, a transcript, a `.name` sidecar or a
  *   `.clock` (or a transcript hard-linked elsewhere) makes every operation
@@ -273,6 +286,15 @@ export class DirectorySessionStore implements SessionStore {
               await writeInside(this.#root, sidecar, field, action);
             }
           },
+          ...(key.subpath === undefined
+            ? {
+              onWritten: (written: WrittenBatch) =>
+                foldSummary(this.#root, key, paths.file, written, {
+                  action,
+                  maxLineBytes: this.#maxLineBytes,
+                }),
+            }
+            : {}),
         });
         this.#remember(paths.file, index);
       } catch (error) {
@@ -369,6 +391,29 @@ export class DirectorySessionStore implements SessionStore {
   }
 
   /**
+   * Lists the summaries of a project's sessions: each main transcript's
+   * `<session>.summary.json`, folded by the appends that wrote it (see the
+   * class); a transcript without one (written by an earlier version) is
+   * left out until its next append, and a reader loads it instead.
+   *
+   * @param projectKey The project.
+   * @returns The summaries, newest first.
+   * @throws {TypeError} When `projectKey` is not a non-empty string.
+   * @throws {DuplexError} `store_failed` for a link below the folder or a shared folder.
+   */
+  async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
+    const action = "list the store's session summaries";
+    checkProjectKey(projectKey, action);
+    const { dir } = await projectDir(this.#root, projectKey);
+    const found = await this.#listJsonl(
+      dir,
+      action,
+      (_sessionId, file) => readSummary(this.#root, file, action),
+    );
+    return found.flatMap((summary) => summary ? [summary] : []).sort((a, b) => b.mtime - a.mtime);
+  }
+
+  /**
    * Lists the subpaths stored under a session.
    *
    * @param key The session.
@@ -401,6 +446,7 @@ export class DirectorySessionStore implements SessionStore {
     await this.#queue.run(paths.file, async () => {
       // The file, its sidecar (if its name is a hash), and a main key's subkeys.
       const doomed = [paths.file, paths.file.replace(/\.jsonl$/, ".name")];
+      if (paths.subkeysDir) doomed.push(summaryPath(paths.file));
       if (paths.subkeysDir) doomed.push(paths.subkeysDir);
       try {
         if (!await this.#useRoot(action, false)) return;

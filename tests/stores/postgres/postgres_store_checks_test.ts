@@ -252,7 +252,12 @@ Deno.test({
       sql,
       /CREATE INDEX IF NOT EXISTS "claude_session_entries_kidx"\nON "claude_session_entries_keys" \(project_key, mtime DESC, seq DESC NULLS LAST\) WHERE subpath = '';\n$/,
     );
+    // An earlier version's keys table: the summary column added, empty (folded at the next append).
+    assert.match(
+      sql,
+      /ALTER TABLE "claude_session_entries_keys" ADD COLUMN IF NOT EXISTS summary json;\n/,
+    );
     assert.doesNotMatch(sql, /_proj/);
-    assert.equal(sql.match(/;\n/g)?.length, 5);
+    assert.equal(sql.match(/;\n/g)?.length, 6);
   },
 });

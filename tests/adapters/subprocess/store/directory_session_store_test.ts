@@ -112,6 +112,7 @@ Deno.test("DirectorySessionStore names files after key fields that cannot leave 
       "~H/.clock",
       "~H/~H.jsonl",
       "~H/~H.name",
+      "~H/~H.summary.json",
       "~H/~H/~H.jsonl",
       "~H/~H/~H.name",
     ]);
