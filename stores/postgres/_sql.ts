@@ -157,7 +157,7 @@ FROM k LEFT JOIN ins ON true ORDER BY ins.seq`;
  * session id; $3: the summary's JSON; $4: the mtime it was folded at.
  */
 export function summaryStatement(names: TableNames): string {
-  return `UPDATE ${names.keys} SET summary = $3::json
+  return `UPDATE ${names.keys} SET summary = $3::text::json
 WHERE project_key = $1 AND session_id = $2 AND subpath = '' AND mtime = $4::bigint`;
 }
 

@@ -230,13 +230,13 @@ export class PostgresSessionStore implements SessionStore {
   ): Promise<string> {
     const first = rows[0] ?? {};
     const mtime = Number(first.mtime);
-    const inserted = rows.flatMap((row) => row.e == null ? [] : [decodeEntry(row.e)]);
+    const inserted = rows.flatMap((row) => typeof row.e === "string" ? [decodeEntry(row.e)] : []);
     const prev = typeof first.summary === "string"
       ? JSON.parse(first.summary) as SessionSummaryEntry
       : undefined;
     let summary: SessionSummaryEntry;
     if (first.fresh === "true") summary = foldSessionSummary(undefined, key, inserted, { mtime });
-    else if (prev !== undefined && first.prev != null && prev.mtime === Number(first.prev)) {
+    else if (prev !== undefined && typeof first.prev === "string" && prev.mtime === Number(first.prev)) {
       summary = foldSessionSummary(prev, key, inserted, { mtime });
     } else {
       // No summary yet (a key of an earlier version), or one another writer moved past.
