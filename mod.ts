@@ -106,15 +106,18 @@ export {
   type PermissionMcpServer,
   type PermissionRequest,
 } from "./src/permissions/permission.ts";
-export type {
-  HookCallback,
-  HookContext,
-  HookEvent,
-  HookFailurePolicy,
-  HookMatcher,
-  HookResult,
-  HooksOptions,
+export {
+  HOOK_EVENTS,
+  type HookCallback,
+  type HookContext,
+  type HookEvent,
+  type HookFailurePolicy,
+  type HookMatcher,
+  type HookResult,
+  type HooksOptions,
 } from "./src/hooks/hooks.ts";
+export { EXIT_REASONS, type ExitReason } from "./src/hooks/session_hook_inputs.ts";
+export { SYSTEM_PROMPT_DYNAMIC_BOUNDARY } from "./src/session/system_prompt_boundary.ts";
 export type {
   ElicitationHandler,
   ElicitationRequest,
