@@ -49,4 +49,4 @@ for (const call of request.calls) {
     results.push({ error: error instanceof Error ? error.message : String(error) });
   }
 }
-console.log(JSON.stringify(results));
+await Deno.stdout.write(new TextEncoder().encode(`${JSON.stringify(results)}\n`));
