@@ -8,14 +8,18 @@
  *
  * Observed and asserted here: the CLI reads `decisionClassification` (its
  * `user` frame's `tool_result_meta` names it as the decision's source, even
- * an allow classified permanent without a rule). Never sent in any of these
- * asks (asserted, so a CLI that starts sending one fails here): `title`,
- * `default_to_no`, `requires_user_interaction`, `managed_rules_only`,
- * `plugin`, `server_prompt`, `computer_folder`, `decision_reason_code`,
- * `plan_floor_ask_only`, `ask_only_false_cause`. The CLI sets them for asks
- * of features it gates off here (a PreToolUse hook's `permissionDisplay`
- * behind the `tengu_linear_owl` flag, auto mode's classifier, claude.ai
- * connectors, managed settings); the unit tests cover their reading.
+ * an allow classified permanent without a rule). `title`, `default_to_no`
+ * and `requires_user_interaction` come only with an ask the host worded: a
+ * PreToolUse hook's `permissionDisplay`, which the CLI reads behind its
+ * `tengu_linear_owl` feature flag (turned on here through the CLI's own
+ * feature cache in `$HOME/.claude.json`, read offline with
+ * `CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF=1`); the initialize reply
+ * then says `host_worded_asks: true`. Never sent in any of these asks
+ * (asserted, so a CLI that starts sending one fails here):
+ * `managed_rules_only`, `plugin`, `server_prompt`, `computer_folder`,
+ * `decision_reason_code`, `plan_floor_ask_only`, `ask_only_false_cause`
+ * (features of the CLI's own hosts: managed settings, plugins' runs, the
+ * session service, auto mode); the unit tests cover their reading.
  *
  * @module
  */
@@ -23,6 +27,7 @@
 import assert from "node:assert/strict";
 import {
   DuplexSession,
+  type HooksOptions,
   mcpServer,
   type PermissionDecision,
   type PermissionRequest,
@@ -35,7 +40,7 @@ const SERVER = new URL("../fixtures/mcp_stdio_server.ts", import.meta.url).pathn
 const TURN = { timeoutMs: 40_000 } as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The fields no ask of this file gets from 2.1.332. */
+/** The fields no ask of the first test gets from 2.1.332 (the second sends the first three). */
 const NEVER_SENT = [
   "title",
   "defaultToNo",
@@ -271,5 +276,66 @@ e2eTest("permission requests carry the CLI's fields, typed; decisionClassificati
 
     await session.close();
     await collecting;
+  });
+});
+
+e2eTest("a host-worded ask: title, displayName, description, defaultToNo, no always", async (
+  t,
+  cli,
+) => {
+  await withSandbox(async ({ work, home, env }) => {
+    // The CLI's feature cache, as it writes it: the flag that lets a hook word an ask.
+    await Deno.writeTextFile(
+      `${home}/.claude.json`,
+      JSON.stringify({ cachedGrowthBookFeatures: { tengu_linear_owl: true } }),
+    );
+    const asked: PermissionRequest[] = [];
+    const display = {
+      title: "Claude wants to create worded.txt",
+      description: "An empty file in the work folder",
+      displayName: "Create file",
+    };
+    await using session = await DuplexSession.start({
+      transport: sandboxedCli(cli, {
+        work,
+        env: { ...env, CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF: "1" },
+      }),
+      hooks: {
+        PreToolUse: [{
+          matcher: "Bash",
+          run: () => ({
+            hookSpecificOutput: {
+              hookEventName: "PreToolUse",
+              permissionDecision: "ask",
+              permissionDecisionReason: "the host asks in its own words",
+              permissionDisplay: display,
+            },
+          }),
+        }],
+      } as HooksOptions,
+      onPermission: (request) => {
+        asked.push(request);
+        return { behavior: "allow", decisionClassification: "user_temporary" };
+      },
+    });
+    const info = await session.initialized;
+    assert.equal(info?.raw.host_worded_asks, true, "the flag is on: the CLI reads the words");
+
+    await t.step("the ask carries the host's words and the CLI's care", async () => {
+      const turn = await session.send("[[tool:bash:touch worded.txt]]", TURN);
+      assert.equal(asked.length, 1);
+      const [request] = asked;
+      assert.equal(request!.title, display.title);
+      assert.equal(request!.displayName, display.displayName);
+      assert.equal(request!.description, display.description);
+      assert.equal(request!.defaultToNo, true);
+      assert.equal(request!.suppressAlwaysAllowRule, true);
+      assert.equal(request!.requiresUserInteraction, true);
+      assert.equal(request!.decisionReasonType, "hook");
+      assert.equal(request!.decisionReason, "the host asks in its own words");
+      // An answer to the card approves it: the tool ran.
+      assert.equal(turn.result.text, "Tool said: (Bash completed with no output)");
+      assert.ok(await exists(`${work}/worded.txt`));
+    });
   });
 });
