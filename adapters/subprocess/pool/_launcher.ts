@@ -11,6 +11,7 @@ import { abortable, deadline } from "../../../src/_deadline.ts";
 import { errorOf, messageOf } from "../../../src/_values.ts";
 import { DuplexError, excerptOf, isDuplexError } from "../../../src/errors.ts";
 import { DuplexSession } from "../../../src/session/duplex_session.ts";
+import { type ClaimOptions, sendClaim } from "../../../src/session/claim.ts";
 import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
 import type { PermissionRequest } from "../../../src/permissions/permission.ts";
 import type { TransportFactory } from "../../../src/transport/transport.ts";
@@ -19,8 +20,10 @@ import type { CliVersion } from "../../../src/compat/cli_versions.ts";
 import { launchVersion } from "../_spawn.ts";
 import { cwdPath, type SubprocessOptions } from "../subprocess_options.ts";
 import type { PoolEvent, SpareKind, StartVia } from "./pool_events.ts";
+import type { JsonObject } from "../cli_options.ts";
 import {
   type ConversationOptions,
+  fitsParkedSpare,
   fitsWarmSpare,
   type PoolSettings,
   type SessionPoolOptions,
@@ -117,8 +120,10 @@ export class Launcher {
       );
       if (session) return { session, via: "spare" };
     }
-    const claimed = await this.#fromShelf("parked", (spare) => this.#claim(spare, conversation));
-    if (claimed) return { session: claimed, via: "parked" };
+    if (fitsParkedSpare(options)) {
+      const claimed = await this.#fromShelf("parked", (spare) => this.#claim(spare, conversation));
+      if (claimed) return { session: claimed, via: "parked" };
+    }
     return { session: await this.#cold(options), via: "cold" };
   }
 
@@ -209,7 +214,7 @@ export class Launcher {
     const options = conversation.options ?? {};
     const permissionMode = options.permissionMode ?? this.#process.permissionMode;
     try {
-      await session.claimSession({
+      const claim: ClaimOptions = {
         cwd: options.cwd ?? this.#cwd ?? Deno.cwd(),
         ...(permissionMode === undefined ? {} : { permissionMode }),
         ...(options.additionalDirectories === undefined
@@ -220,8 +225,27 @@ export class Launcher {
           : { appendSystemPrompt: options.appendSystemPrompt }),
         ...(options.title === undefined ? {} : { title: options.title }),
         ...(options.agents === undefined ? {} : { agents: options.agents }),
-      }, this.#controlLimit());
-      await this.#applyModel(session, options);
+      };
+      const extras: ClaimOptions = {
+        ...claim,
+        ...(options.model === undefined || options.model === this.#process.model
+          ? {}
+          : { model: options.model }),
+        ...(options.maxThinkingTokens === undefined
+          ? {}
+          : { maxThinkingTokens: options.maxThinkingTokens }),
+        ...(options.settings === undefined ? {} : { settings: options.settings }),
+      };
+      // The SDK's sequence (settings ahead of the claim, the model after it), the claim itself
+      // through the session's claimSession so that the session takes the claimed id and info.
+      const limit = this.#controlLimit();
+      await sendClaim(
+        extras,
+        (subtype, fields) =>
+          subtype === "claim_session"
+            ? session.claimSession(claim, limit)
+            : session.request(subtype, fields, limit),
+      );
       return { state: "served", session };
     } catch (error) {
       if (isDuplexError(error, "claim_refused")) {
@@ -264,6 +288,10 @@ export class Launcher {
       }),
       ...(options.title === undefined || resume !== undefined ? {} : { title: options.title }),
       ...(resume === undefined ? {} : { resume }),
+      ...coldThinking(options.maxThinkingTokens),
+      ...(options.settings === undefined
+        ? {}
+        : { settings: mergedSettings(base.settings, options.settings) }),
     };
     const shared = this.#options.session ?? {};
     return await this.#startSession(process, this.#deps.stopping, {
@@ -381,4 +409,25 @@ export class Launcher {
   async removeParkFolder(): Promise<void> {
     if (this.#parkDir) await Deno.remove(await this.#parkDir, { recursive: true }).catch(() => {});
   }
+}
+
+/** A conversation's thinking budget as a cold start's option (0: off; null: the CLI's default). */
+function coldThinking(max: number | null | undefined): Pick<SubprocessOptions, "thinking"> {
+  if (max === undefined || max === null) return {};
+  return { thinking: max === 0 ? { type: "disabled" } : { type: "enabled", budgetTokens: max } };
+}
+
+/** A conversation's settings over the pool's (`--settings`): merged, key by key. */
+function mergedSettings(
+  base: SubprocessOptions["settings"],
+  overlay: Readonly<Record<string, unknown>>,
+): JsonObject {
+  if (base === undefined) return { ...overlay };
+  if (typeof base !== "string") return { ...base, ...overlay };
+  if (base.trimStart().startsWith("{")) return { ...JSON.parse(base), ...overlay };
+  throw new DuplexError(
+    "invalid_argument",
+    "Cannot start the conversation with its settings: the pool's process.settings is a " +
+      "settings file path, which they cannot be merged into; give the pool's settings as an object",
+  );
 }

@@ -11,6 +11,7 @@ import type { DuplexSession } from "../../../src/session/duplex_session.ts";
 import type { DuplexSessionOptions } from "../../../src/session/session_options.ts";
 import type { PermissionDecision, PermissionRequest } from "../../../src/permissions/permission.ts";
 import type { AgentDefinition } from "../../../src/protocol/control_requests.ts";
+import { checkClaimExtras, hookSettingsIn } from "../../../src/session/claim.ts";
 import type { PermissionMode } from "../../../src/protocol/control.ts";
 import type { TransportFactory } from "../../../src/transport/transport.ts";
 import { checkSubprocessOptions, type SubprocessOptions } from "../subprocess_options.ts";
@@ -147,8 +148,25 @@ export interface SessionPoolOptions {
 export interface ConversationOptions {
   /** The conversation's folder. @default {`process.cwd` of the pool} */
   readonly cwd?: string;
-  /** The model (applied with `set_model` after a hand-out, as `--model` on a cold start). */
+  /**
+   * The model: part of the claim of a parked spare, set with `set_model`
+   * after a warm spare's hand-out, `--model` on a cold start.
+   */
   readonly model?: string;
+  /**
+   * The thinking-token budget (`null`: the CLI's default): part of the claim
+   * of a parked spare (`ClaimOptions.maxThinkingTokens`), `--max-thinking-tokens`
+   * on a cold start (0: thinking off); a warm spare is not handed out for it.
+   */
+  readonly maxThinkingTokens?: number | null;
+  /**
+   * A flag-tier settings overlay: part of the claim of a parked spare
+   * (`ClaimOptions.settings`), merged into `--settings` on a cold start; a
+   * warm spare is not handed out for it. With keys that govern hooks
+   * (`hooks`, `disableAllHooks`, …), which a claim cannot apply, the
+   * conversation starts cold.
+   */
+  readonly settings?: Readonly<Record<string, unknown>>;
   /** The permission mode. */
   readonly permissionMode?: PermissionMode;
   /** Extra directories, as `--add-dir`. */
@@ -254,7 +272,19 @@ export function checkPoolOptions(options: SessionPoolOptions): PoolSettings {
 export function fitsWarmSpare(options: ConversationOptions, cwd: string | undefined): boolean {
   return (options.cwd === undefined || options.cwd === cwd) &&
     options.additionalDirectories === undefined && options.appendSystemPrompt === undefined &&
-    options.title === undefined && options.agents === undefined && options.resume === undefined;
+    options.title === undefined && options.agents === undefined && options.resume === undefined &&
+    options.maxThinkingTokens === undefined && options.settings === undefined;
+}
+
+/**
+ * Whether a parked spare can be claimed for a conversation: not with
+ * settings that govern hooks (a claim cannot apply them; a cold start can).
+ *
+ * @param options The conversation's options.
+ * @returns True when a claim can carry them.
+ */
+export function fitsParkedSpare(options: ConversationOptions): boolean {
+  return hookSettingsIn(options.settings).length === 0;
 }
 
 /**
@@ -289,6 +319,7 @@ export function checkConversation(options: AcquireOptions): void {
   if (o.agents !== undefined && !isRecord(o.agents)) {
     throw new TypeError("Cannot acquire: agents must be an object");
   }
+  checkClaimExtras(options, "Cannot acquire");
 }
 
 /** The per-conversation fields of acquire options (signal and timeout dropped). */
