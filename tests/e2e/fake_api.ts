@@ -19,6 +19,12 @@
  * | `[[slow]]` | `Echo: <prompt>` in small deltas about 20 ms apart |
  * | `[[error:500]]` | HTTP 500 with an Anthropic-style JSON error body (any 4xx/5xx code) |
  *
+ * A subagent's requests are answered by the same rules: `[[tool:Task:{"prompt":"…",
+ * "subagent_type":"general-purpose","description":"…","run_in_background":false}]]` makes
+ * the CLI run a subagent whose prompt (the Task's `prompt`) is echoed back, and
+ * its report then reaches the main loop as the Task's `tool_result`
+ * (`tests/e2e/history_subagents_e2e_test.ts`).
+ *
  * A request whose last user message carries `tool_result` blocks and no new
  * prompt is answered with text `Tool said: <content>` (or `Tool failed:
  * <content>` for an error result), so tests can see what the tool returned.
