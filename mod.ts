@@ -58,6 +58,7 @@ export type {
   SessionStoreEntry,
   StoredSessionRef,
 } from "./src/store/session_store.ts";
+export { foldSessionSummary, type SessionSummaryEntry } from "./src/store/session_summary.ts";
 export type { MirrorEvent, MirrorOptions, MirrorTarget } from "./src/store/mirror_target.ts";
 export { keyOfTranscriptPath, projectKeyOf } from "./src/store/project_key.ts";
 export {
