@@ -95,6 +95,10 @@ export {
 export { forkSession, type ForkSessionOptions, type ForkSessionResult } from "./fork_session.ts";
 export type { HistoryOptions, SkippedLine } from "./history_options.ts";
 export {
+  foldSessionSummary,
+  type SessionSummaryEntry,
+} from "../../../src/store/session_summary.ts";
+export {
   DirectorySessionStore,
   type DirectorySessionStoreOptions,
   type DirectoryStoreSkip,
