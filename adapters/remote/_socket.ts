@@ -49,7 +49,8 @@ const REFUSAL_KINDS: ReadonlyMap<RelayErrorKind, DuplexErrorKind> = new Map(
     ["spawn_failed", "process_exited"],
     ["busy", "closed"],
     ["protocol", "protocol"],
-    ["unknown_session", "closed"],
+    // A conversation (`spawn.resume`) or session the relay does not know, or not for this owner.
+    ["unknown_session", "not_found"],
     ["resume_gap", "closed"],
   ] as const,
 );

@@ -26,7 +26,9 @@ import { checkOptions, type RemoteOptions } from "./remote_options.ts";
  * more: the relay allows that request from any origin); `timeout`, `closed`
  * (no relay there: the runtime's words, close code and reason),
  * `process_exited` (the CLI could not start), `protocol` (not a relay of
- * this version), `invalid_argument` (a token function returned no string).
+ * this version), `not_found` (`spawn.resume` names a conversation the relay
+ * does not know, or not for this token's owner), `invalid_argument` (a token
+ * function returned no string).
  * Neither refusal is retried, on another relay or by reconnecting. Aborting
  * the session's start signal rejects with its reason, unchanged. The
  * session's trace context (`DuplexSession.start({ telemetry })`) travels in

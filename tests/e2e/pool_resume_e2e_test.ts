@@ -5,7 +5,7 @@
  * next `acquire` in a new process with the same session id, the model seeing
  * its own history and not another conversation's (the fake API's request
  * log). And resumes that cannot work: an unknown session id, a transcript
- * deleted while hibernated (`resume_failed` with the CLI's words, quickly),
+ * deleted while hibernated (`not_found` with the CLI's words, quickly),
  * after which `forget` lets the key start over.
  *
  * @module
@@ -109,13 +109,13 @@ e2eTest(
         });
 
         await t.step(
-          "B's transcript deleted while hibernated: resume_failed, forget starts it new",
+          "B's transcript deleted while hibernated: not_found, forget starts it new",
           async () => {
             await deleteSession(bobId, { configDir: `${box.home}/.claude` });
             const began = performance.now();
             const error = await p.pool.acquire("bob").catch((e: unknown) => e);
             const took = performance.now() - began;
-            assert.ok(isDuplexError(error, "resume_failed"), String(error));
+            assert.ok(isDuplexError(error, "not_found"), String(error));
             assert.match(error.message, NO_TRANSCRIPT, "the CLI's words are in the message");
             assert.ok(error.message.includes(bobId));
             assert.ok(error.exit && !error.exit.requested, "the CLI's own exit is attached");
@@ -191,7 +191,7 @@ e2eTest(
             const began = performance.now();
             const error = await p.pool.acquire("ghost", { resume: ghost }).catch((e: unknown) => e);
             const took = performance.now() - began;
-            assert.ok(isDuplexError(error, "resume_failed"), String(error));
+            assert.ok(isDuplexError(error, "not_found"), String(error));
             assert.match(error.message, NO_TRANSCRIPT);
             assert.ok(error.message.includes(ghost));
             assert.equal(error.exit?.code, 1);
@@ -200,7 +200,7 @@ e2eTest(
               `failed after ${Math.round(took)} ms (not the 30 s start limit)`,
             );
             const failed = await p.next("start_failed", (e) => e.key === "ghost");
-            assert.ok(isDuplexError(failed.error, "resume_failed"));
+            assert.ok(isDuplexError(failed.error, "not_found"));
             assert.equal(p.pool.peek("ghost"), undefined, "a failed new key leaves nothing");
             assert.equal(p.pool.health.live, 1, "only kiwi's process is live");
           },

@@ -309,8 +309,10 @@ export class Launcher {
       if (isDuplexError(error, "timeout") || isDuplexError(error, "closed")) throw error;
       const exit = isDuplexError(error) ? error.exit : undefined;
       const stderr = exit?.stderrTail.trim();
+      // The CLI has no transcript of that id (in this config folder and cwd): not_found.
+      const unknown = stderr !== undefined && NO_CONVERSATION.test(stderr);
       throw new DuplexError(
-        "resume_failed",
+        unknown ? "not_found" : "resume_failed",
         `Cannot resume "${conversation.key}" (session ${sessionId}): ` +
           messageOf(error) +
           (stderr ? `; the CLI said: ${excerptOf(stderr)}` : "") +
@@ -410,6 +412,9 @@ export class Launcher {
     if (this.#parkDir) await Deno.remove(await this.#parkDir, { recursive: true }).catch(() => {});
   }
 }
+
+/** What the CLI says on stderr when `--resume` names a session it has no transcript of. */
+const NO_CONVERSATION = /No conversation found with session ID/;
 
 /** A conversation's thinking budget as a cold start's option (0: off; null: the CLI's default). */
 function coldThinking(max: number | null | undefined): Pick<SubprocessOptions, "thinking"> {

@@ -82,7 +82,8 @@
  *   same CLI session, its history seen by the model. It wakes a hibernated
  *   conversation and starts a new key given `resume`; it needs what the CLI
  *   needs (session persistence, the same config folder and `cwd`), else
- *   `acquire` rejects with `resume_failed` (`_launcher.ts`).
+ *   `acquire` rejects with `resume_failed`, or `not_found` when the CLI has
+ *   no transcript of that session id (`_launcher.ts`).
  * - **restore**: the pool restores nothing of its own: it keeps no
  *   transcript and no output, and a resume continues from the CLI's session
  *   (on disk, or in `process.sessionStore`). Restoring a client's stream is

@@ -68,7 +68,10 @@ import { type Place, WaitingLine } from "./_waiting_line.ts";
  * `persistSession: false`), the same config folder (`CLAUDE_CONFIG_DIR` /
  * `HOME`) and the same folder (`cwd`) as the conversation's first process.
  * When the CLI cannot resume, `acquire` rejects with `resume_failed` (its
- * stderr in the message and `exit`); `forget(key)` lets the key start over.
+ * stderr in the message and `exit`), or `not_found` when the CLI has no
+ * transcript of the session id (`No conversation found with session ID`:
+ * deleted, or another config folder or `cwd`); `forget(key)` lets the key
+ * start over.
  *
  * @example Two conversations, one process at a time
  * ```ts ignore
@@ -154,7 +157,8 @@ export class SessionPool implements AsyncDisposable {
    *   new), a signal and a timeout.
    * @returns The conversation's live session.
    * @throws {DuplexError} `pool_exhausted` when the waiting line is full;
-   *   `timeout`; `resume_failed`; `closed` once the pool is closed; what a
+   *   `timeout`; `resume_failed`; `not_found` (no transcript of the session id to resume);
+   *   `closed` once the pool is closed; what a
    *   failed start rejected with (`cli_not_found`, `process_exited`, …).
    *   Rejects with `signal.reason` when the signal aborts.
    */

@@ -104,3 +104,16 @@ Deno.test("a session over the relay reports a refused spawn as not_permitted", a
       /model/.test(error.message),
   );
 });
+
+Deno.test("a session over the relay reports a conversation it does not know as not_found", async () => {
+  await using setup = await startRelay({ policy: { allowResume: true } });
+  const ghost = crypto.randomUUID();
+  await assert.rejects(
+    DuplexSession.start({
+      transport: remote({ url: setup.relay.url, token: TOKEN, spawn: { resume: ghost } }),
+    }),
+    (error: unknown) =>
+      error instanceof Error && "kind" in error && error.kind === "not_found" &&
+      /unknown_session/.test(error.message),
+  );
+});

@@ -60,6 +60,8 @@ Deno.test("remote() maps the relay's refusals to DuplexError kinds", {
       ["not_permitted", "not_permitted"],
       ["spawn_failed", "process_exited"],
       ["busy", "closed"],
+      ["unknown_session", "not_found"],
+      ["resume_gap", "closed"],
     ] as const
   ) {
     await t.step(kind, () =>

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { SessionPool } from "../../../../adapters/subprocess/pool/mod.ts";
 import { isDuplexError } from "../../../../src/errors.ts";
 import { waitGone } from "../_helpers.ts";
-import { delay, EventLog, fakePool, FakeState } from "./_helpers.ts";
+import { delay, EventLog, fakePool, fakeProcess, FakeState } from "./_helpers.ts";
 
 Deno.test("SessionPool hibernates a conversation idle for idleMs and resumes it with its history", async (t) => {
   await using state = await FakeState.make();
@@ -105,7 +105,7 @@ Deno.test("SessionPool resumes a conversation whose process crashed on the next 
   assert.equal(pool.peek("a")?.holds, 0);
 });
 
-Deno.test("SessionPool.acquire() rejects with resume_failed and the CLI's stderr; forget() starts over", async (t) => {
+Deno.test("SessionPool.acquire() rejects with not_found and the CLI's stderr; forget() starts over", async (t) => {
   await using state = await FakeState.make();
   const log = new EventLog();
   await using pool = new SessionPool(fakePool(state, log, { idleMs: 100 }));
@@ -113,9 +113,9 @@ Deno.test("SessionPool.acquire() rejects with resume_failed and the CLI's stderr
   const sessionId = pool.peek("a")!.sessionId!;
   await log.waitFor("hibernated");
   await Deno.remove(`${state.dir}/sessions/${sessionId}.json`); // the transcript is gone
-  await t.step("resume_failed, with what the CLI said", async () => {
+  await t.step("not_found, with what the CLI said", async () => {
     await assert.rejects(pool.acquire("a"), (error: unknown) => {
-      assert.ok(isDuplexError(error, "resume_failed"), String(error));
+      assert.ok(isDuplexError(error, "not_found"), String(error));
       assert.ok(error.message.includes(`No conversation found with session ID: ${sessionId}`));
       assert.ok(error.exit?.stderrTail.includes("No conversation found"), error.exit?.stderrTail);
       assert.equal(error.exit?.code, 1);
@@ -165,12 +165,25 @@ Deno.test("SessionPool.acquire() with resume continues a session another pool st
     assert.equal(turn.result.sessionId, sessionId);
     assert.equal(log.of("started").at(-1)?.via, "resumed");
   });
-  await t.step("an unknown id: resume_failed", async () => {
+  await t.step("an unknown id: not_found", async () => {
     const unknown = crypto.randomUUID();
     await assert.rejects(
       pool.acquire("b", { resume: unknown }),
-      (e) => isDuplexError(e, "resume_failed") && e.message.includes(unknown),
+      (e) => isDuplexError(e, "not_found") && e.message.includes(unknown),
     );
     assert.equal(pool.peek("b")?.holds ?? 0, 0);
   });
+});
+
+Deno.test("SessionPool.acquire() of a resume the CLI fails otherwise is resume_failed, not not_found", async () => {
+  await using state = await FakeState.make();
+  const log = new EventLog();
+  await using pool = new SessionPool(
+    fakePool(state, log, { process: fakeProcess(state, { FAKE_POOL_FAIL_START: "1" }) }),
+  );
+  await assert.rejects(
+    pool.acquire("x", { resume: crypto.randomUUID() }),
+    (error: unknown) =>
+      isDuplexError(error, "resume_failed") && /fake: cannot start/.test(error.message),
+  );
 });
