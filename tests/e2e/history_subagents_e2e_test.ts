@@ -39,7 +39,7 @@ import {
 import { PostgresSessionStore } from "../../stores/postgres/mod.ts";
 import { postgresStatus, startPostgres } from "../stores/_postgres_server.ts";
 import { assertFolded } from "../store/_summary_contract.ts";
-import { okOf, sdkHistory, sdkInstalled } from "../store/_sdk_history.ts";
+import { okOf, sdkHistory, sdkInstalled, sharedFields as shape } from "../store/_sdk_history.ts";
 import { e2eTest, sandboxedCli, withSandbox } from "./_harness.ts";
 
 const TASK = {
@@ -57,17 +57,6 @@ function tee(stores: readonly SessionStore[]): SessionStore {
     },
     load: (key) => stores[0]!.load(key),
   };
-}
-
-function shape(messages: readonly Record<string, unknown>[]): unknown[] {
-  return messages.map((m) => ({
-    type: m.type,
-    uuid: m.uuid,
-    session_id: m.session_id,
-    message: m.message,
-    parent_tool_use_id: m.parent_tool_use_id,
-    parent_agent_id: m.parent_agent_id,
-  }));
 }
 
 function textsOf(messages: readonly SessionMessage[]): string[] {
@@ -145,7 +134,7 @@ e2eTest("history: the real CLI's subagents, archive and store summaries", async 
           const where = { sessionStore: store, projectKey };
           assert.deepEqual(await listSubagents(sessionId, where), [agentId]);
           const stored = await getSubagentMessages(sessionId, agentId, where);
-          assert.deepEqual(shape(stored as never), shape(fileMessages as never));
+          assert.deepEqual(shape(stored), shape(fileMessages));
         });
       }
 
@@ -175,8 +164,8 @@ e2eTest("history: the real CLI's subagents, archive and store summaries", async 
         assert.deepEqual(okOf(results[2]), [agentId]);
         for (const i of [1, 3]) {
           assert.deepEqual(
-            shape(okOf(results[i]) as Record<string, unknown>[]),
-            shape(fileMessages as never),
+            shape(okOf(results[i]) as object[]),
+            shape(fileMessages),
           );
         }
       });

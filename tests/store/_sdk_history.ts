@@ -77,3 +77,25 @@ export function okOf(result: SdkResult | undefined): unknown {
   if ("error" in result) throw new Error(`The SDK threw: ${result.error}`);
   return result.ok;
 }
+
+/**
+ * The fields of a `SessionMessage` that ours and the SDK's share (ours add
+ * `entry` and keep `timestamp` optional; the SDK's newer ones add more).
+ *
+ * @param messages Ours or the SDK's.
+ * @returns Each message's `type`, `uuid`, `session_id`, `message`,
+ * `parent_tool_use_id`, `parent_agent_id`.
+ */
+export function sharedFields(messages: readonly object[]): Record<string, unknown>[] {
+  return messages.map((item) => {
+    const m = item as Record<string, unknown>;
+    return {
+      type: m.type,
+      uuid: m.uuid,
+      "session_id": m.session_id,
+      message: m.message,
+      "parent_tool_use_id": m.parent_tool_use_id,
+      "parent_agent_id": m.parent_agent_id,
+    };
+  });
+}

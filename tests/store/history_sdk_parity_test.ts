@@ -26,7 +26,7 @@ import {
 } from "../../adapters/subprocess/history/mod.ts";
 import { makeTestDir } from "../adapters/subprocess/_helpers.ts";
 import { layout, PROJECT, SESSION } from "../adapters/subprocess/history/_subagent_layout.ts";
-import { okOf, sdkHistory, sdkInstalled } from "./_sdk_history.ts";
+import { okOf, sdkHistory, sdkInstalled, sharedFields } from "./_sdk_history.ts";
 
 const NAME = "history pieces equal the official SDK's (fold, subagents, archive, summaries)";
 const FIXTURES = new URL("../fixtures/history/", import.meta.url).pathname;
@@ -132,26 +132,18 @@ if (!sdkInstalled()) {
           await listSubagents(SESSION, where),
           (okOf(results[3]) as string[]).sort(),
         );
-        const shape = (messages: readonly Record<string, unknown>[]) =>
-          messages.map((m) => ({
-            type: m.type,
-            uuid: m.uuid,
-            session_id: m.session_id,
-            message: m.message,
-            parent_tool_use_id: m.parent_tool_use_id,
-            parent_agent_id: m.parent_agent_id,
-          }));
-        const sdkMessages = (i: number) => shape(okOf(results[i]) as Record<string, unknown>[]);
+        const shape = sharedFields;
+        const sdkMessages = (i: number) => shape(okOf(results[i]) as object[]);
         assert.deepEqual(
-          shape(await getSubagentMessages(SESSION, "a1", files) as never),
+          shape(await getSubagentMessages(SESSION, "a1", files)),
           sdkMessages(1),
         );
         assert.deepEqual(
-          shape(await getSubagentMessages(SESSION, "b2", { ...files, offset: 1 }) as never),
+          shape(await getSubagentMessages(SESSION, "b2", { ...files, offset: 1 })),
           sdkMessages(2),
         );
         assert.deepEqual(
-          shape(await getSubagentMessages(SESSION, "b2", where) as never),
+          shape(await getSubagentMessages(SESSION, "b2", where)),
           sdkMessages(4),
         );
       });
