@@ -3,6 +3,32 @@
  * subagents a session ran (the Task tool) and their conversations, in the
  * CLI's files or in a store.
  *
+ * @example A session's subagent, as the CLI mirrors it into a store
+ * ```ts
+ * import { InMemorySessionStore } from "@duplex/claude";
+ * import { getSubagentMessages, listSubagents } from "@duplex/claude/history";
+ * import assert from "node:assert/strict";
+ *
+ * const store = new InMemorySessionStore();
+ * const key = { projectKey: "-home-me-app", sessionId: "5bd2c5f8-4d0e-4f6b-9d0a-1a2b3c4d5e6f" };
+ * await store.append(key, [{ type: "user", uuid: "u1", message: { content: "Delegate it" } }]);
+ * await store.append({ ...key, subpath: "subagents/agent-a1" }, [
+ *   { type: "agent_metadata", agentType: "general-purpose", toolUseId: "toolu_1" },
+ *   { type: "user", uuid: "s1", parentUuid: null, isSidechain: true, message: { content: "Do it" } },
+ *   {
+ *     type: "assistant", uuid: "s2", parentUuid: "s1", isSidechain: true,
+ *     message: { role: "assistant", content: [{ type: "text", text: "Done" }] },
+ *   },
+ * ]);
+ * const where = { sessionStore: store, projectKey: key.projectKey };
+ * assert.deepEqual(await listSubagents(key.sessionId, where), ["a1"]);
+ * const messages = await getSubagentMessages(key.sessionId, "a1", where);
+ * assert.deepEqual(messages.map((m) => [m.type, m.parent_tool_use_id]), [
+ *   ["user", "toolu_1"],
+ *   ["assistant", "toolu_1"],
+ * ]);
+ * ```
+ *
  * @module
  */
 
