@@ -149,6 +149,24 @@ export async function startRelay(
   };
 }
 
+/**
+ * Writes `<dir>.cli.sh`, an executable that runs a Deno script as the CLI
+ * (for a relay program's `CLAUDE_CLI`).
+ *
+ * @param dir The path the script's name starts with.
+ * @param script The Deno script.
+ * @returns The executable's path.
+ */
+export async function cliScript(dir: string, script: string): Promise<string> {
+  const path = `${dir}.cli.sh`;
+  await Deno.writeTextFile(
+    path,
+    `#!/bin/sh\nexec "${Deno.execPath()}" run -A --no-config --quiet "${script}" "$@"\n`,
+  );
+  await Deno.chmod(path, 0o755);
+  return path;
+}
+
 /** A test client: collects every message, and waits for the ones a test expects. */
 export class TestClient {
   readonly socket: WebSocket;

@@ -18,6 +18,7 @@ import { isDuplexError } from "../../../src/errors.ts";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { denoRunArgs } from "../subprocess/_helpers.ts";
 import {
+  cliScript,
   makeTestDir,
   mirrorCli,
   refusalOf,
@@ -96,16 +97,6 @@ function assertNoRelaySecret(seen: Seen): void {
 async function link(target: string, path: string): Promise<void> {
   const { code } = await new Deno.Command("ln", { args: ["-s", target, path] }).output();
   assert.equal(code, 0, `ln -s ${target} ${path}`);
-}
-
-async function cliScript(dir: string, script: string): Promise<string> {
-  const path = `${dir}.cli.sh`;
-  await Deno.writeTextFile(
-    path,
-    `#!/bin/sh\nexec "${Deno.execPath()}" run -A --no-config --quiet "${script}" "$@"\n`,
-  );
-  await Deno.chmod(path, 0o755);
-  return path;
 }
 
 Deno.test("hostile tenants: deno task relay passes none of its environment to a CLI", async (t) => {

@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { COUNTED_CLI, makeTestDir, TestClient } from "./_client.ts";
+import { cliScript, COUNTED_CLI, makeTestDir, TestClient } from "./_client.ts";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { startProgram } from "./_relay_program.ts";
 
@@ -48,16 +48,6 @@ function collector(): Collected {
   };
 }
 
-async function cliScript(workspace: string): Promise<string> {
-  const cli = `${workspace}.cli.sh`;
-  await Deno.writeTextFile(
-    cli,
-    `#!/bin/sh\nexec "${Deno.execPath()}" run -A --no-config --quiet "${COUNTED_CLI}" "$@"\n`,
-  );
-  await Deno.chmod(cli, 0o755);
-  return cli;
-}
-
 /** One session through the relay: hello, a turn, close. */
 async function oneSession(url: string): Promise<void> {
   const client = new TestClient(url, [SUBPROTOCOL, bearerProtocol(TOKEN)]);
@@ -96,7 +86,7 @@ function envFor(workspace: string, cli: string, port: number): Record<string, st
 Deno.test("deno task relay --otel exports the relay's spans and metrics over OTLP", async () => {
   await using otlp = collector();
   const workspace = await makeTestDir();
-  const cli = await cliScript(workspace);
+  const cli = await cliScript(workspace, COUNTED_CLI);
   try {
     await using relay = await startProgram(envFor(workspace, cli, otlp.port), undefined, [
       "--otel",
@@ -123,7 +113,7 @@ Deno.test("deno task relay --otel exports the relay's spans and metrics over OTL
 Deno.test("deno task relay without --otel exports nothing; an unknown argument is refused", async () => {
   await using otlp = collector();
   const workspace = await makeTestDir();
-  const cli = await cliScript(workspace);
+  const cli = await cliScript(workspace, COUNTED_CLI);
   try {
     {
       await using relay = await startProgram(envFor(workspace, cli, otlp.port));
