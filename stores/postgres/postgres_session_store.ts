@@ -236,7 +236,9 @@ export class PostgresSessionStore implements SessionStore {
       : undefined;
     let summary: SessionSummaryEntry;
     if (first.fresh === "true") summary = foldSessionSummary(undefined, key, inserted, { mtime });
-    else if (prev !== undefined && typeof first.prev === "string" && prev.mtime === Number(first.prev)) {
+    else if (
+      prev !== undefined && typeof first.prev === "string" && prev.mtime === Number(first.prev)
+    ) {
       summary = foldSessionSummary(prev, key, inserted, { mtime });
     } else {
       // No summary yet (a key of an earlier version), or one another writer moved past.
