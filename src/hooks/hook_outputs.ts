@@ -25,6 +25,14 @@ export interface PreToolUseSpecificOutput {
   updatedInput?: Record<string, unknown>;
   /** Text added to the model's context. */
   additionalContext?: string;
+  /**
+   * How the permission prompt that follows an `ask` reads: the CLI sends them
+   * on as the request's `title`, `description` and `displayName` (and
+   * `defaultToNo`, `suppressAlwaysAllowRule`). Not in the SDK's public types;
+   * Claude Code 2.1.332 reads it only where its initialize reply says
+   * `host_worded_asks: true`, and ignores it otherwise.
+   */
+  permissionDisplay?: { title?: string; description?: string; displayName?: string };
 }
 
 /** Events whose specific output is only extra context for the model. */

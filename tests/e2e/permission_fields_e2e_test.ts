@@ -27,7 +27,6 @@
 import assert from "node:assert/strict";
 import {
   DuplexSession,
-  type HooksOptions,
   mcpServer,
   type PermissionDecision,
   type PermissionRequest,
@@ -312,7 +311,7 @@ e2eTest("a host-worded ask: title, displayName, description, defaultToNo, no alw
             },
           }),
         }],
-      } as HooksOptions,
+      },
       onPermission: (request) => {
         asked.push(request);
         return { behavior: "allow", decisionClassification: "user_temporary" };
