@@ -8,7 +8,8 @@
  * Observed on 2.1.332: `origin` is recorded in the transcript and echoed on
  * the replayed line (a `"peer"` origin from the host is dropped); `timestamp` becomes the transcript's `sentAtMs` (its
  * `timestamp` stays the time the CLI read the line); each `pasted_content`
- * entry is appended to the prompt in `<pasted_content id="…">` tags;
+ * entry is appended to the prompt in `<pasted_content id="…">` tags
+ * (2.1.289 to 2.1.317: each on a line of its own, no tags, and no `sentAtMs`);
  * `inline_pastes` leaves a prompt that holds the paste unchanged;
  * `isSynthetic` prefixes the prompt with `[MESSAGE FROM NON-USER SOURCE - NOT
  * USER INPUT]`, records it as a meta entry of origin `unclassified`, and is
@@ -31,7 +32,14 @@ import {
   type Subscription,
 } from "../../mod.ts";
 import type { SubprocessOptions } from "../../adapters/subprocess/mod.ts";
-import { e2eTest, type Sandbox, sandboxedCli, waitUntil, withSandbox } from "./_harness.ts";
+import {
+  cliAtLeast,
+  e2eTest,
+  type Sandbox,
+  sandboxedCli,
+  waitUntil,
+  withSandbox,
+} from "./_harness.ts";
 import { lastUserBlocks, toolResultsOf } from "./fake_api.ts";
 import { eventsUntil } from "../session/_helpers.ts";
 
@@ -82,16 +90,21 @@ e2eTest("send: origin, timestamp, pastes and isSynthetic reach the real CLI", as
       timestamp,
       pastedContent: ["PASTE ONE", [{ type: "text", text: "PASTE TWO" }]],
     });
+    // 2.1.332 wraps each paste in tags and records sentAtMs; 2.1.289 to 2.1.317 append each
+    // paste on a line of its own and record no sentAtMs (measured).
+    const tags = cliAtLeast("2.1.332");
+    const paste = (text: string) =>
+      tags ? `<pasted_content id="\\w+">\\s*${text}\\s*</pasted_content id="\\w+">` : text;
     assert.match(
       prompt,
-      /typed words\s+<pasted_content id="(\w+)">\s*PASTE ONE\s*<\/pasted_content id="\1">\s+<pasted_content id="\1">\s*PASTE TWO\s*<\/pasted_content/,
+      new RegExp(`typed words\\s+${paste("PASTE ONE")}\\s+${paste("PASTE TWO")}`),
     );
     assert.equal(replayed.length, 1);
     assert.deepEqual((replayed[0] as { origin?: unknown }).origin, { kind: "human" });
     const entry = entries.find((e) => JSON.stringify(e.message).includes("typed words"));
     assert.ok(entry, "the line is in the transcript");
     assert.deepEqual(entry.origin, { kind: "human" });
-    assert.equal(entry.sentAtMs, Date.parse(timestamp));
+    assert.equal(entry.sentAtMs, tags ? Date.parse(timestamp) : undefined);
     assert.notEqual(entry.timestamp, timestamp, "the transcript's timestamp is the CLI's");
   });
   await t.step("inline pastes: accepted, the prompt as typed", async () => {
