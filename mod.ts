@@ -51,6 +51,12 @@ export type {
   McpStdioServerConfig,
 } from "./src/session/mcp_servers.ts";
 export type { SessionInfo } from "./src/session/session_info.ts";
+export type {
+  StreamInputItem,
+  StreamInputMessage,
+  StreamInputOptions,
+  StreamInputResult,
+} from "./src/session/stream_input.ts";
 export type { ClaimOptions, ClaimResult } from "./src/session/claim.ts";
 export type {
   SessionKey,

@@ -61,30 +61,112 @@ export interface ModelInfo {
   [field: string]: unknown;
 }
 
-/** The `initialize` reply. */
+/** The account the CLI runs as (the SDK's `AccountInfo`). */
+export interface AccountInfo {
+  /** The account's e-mail, with a claude.ai login. */
+  email?: string;
+  /** The organization, with a claude.ai login. */
+  organization?: string;
+  /** The claude.ai plan (`"pro"`, `"max"`, …). */
+  subscriptionType?: string;
+  /** Where the OAuth token comes from (`"none"` with an API key). */
+  tokenSource?: string;
+  /** Where the API key comes from, for example `"ANTHROPIC_API_KEY"` or `"none"`. */
+  apiKeySource?: string;
+  /** The API backend: `"firstParty"`, `"bedrock"`, `"vertex"`, `"foundry"`, `"gateway"`, … */
+  apiProvider?: string;
+  /** Other fields, as sent. */
+  [field: string]: unknown;
+}
+
+/** A sub-agent the CLI offers (the SDK's `AgentInfo`). */
+export interface AgentInfo {
+  /** The agent type, for example `"Explore"` or `"general-purpose"`. */
+  name: string;
+  /** When to use it. */
+  description?: string;
+  /** Its model: an alias, a model id or `"inherit"`; the default sub-agent model when absent. */
+  model?: string;
+  /** Other fields, as sent. */
+  [field: string]: unknown;
+}
+
+/**
+ * The `initialize` reply (the SDK's `SDKControlInitializeResponse`, with the
+ * fields the CLI sends that it leaves out). The CLI 2.1.332 sends every
+ * field listed but the `*_applied` ones it sends only when the request
+ * carried what they confirm; read them all as optional on other versions.
+ */
 export interface InitializeResponse {
-  /** The slash commands available. */
+  /** The slash commands (and skills) available. */
   commands?: SlashCommandInfo[];
-  /** The sub-agents available, by name. */
-  agents?: { name: string; [field: string]: unknown }[];
+  /** The sub-agents available. */
+  agents?: AgentInfo[];
   /** The active output style, for example `"default"`. */
   output_style?: string;
   /** The names of every output style available. */
   available_output_styles?: string[];
   /** The models the CLI offers for `set_model`. */
   models?: ModelInfo[];
-  /** Where the CLI's credentials come from. */
-  account?: { tokenSource?: string; apiKeySource?: string; apiProvider?: string };
+  /** The account the CLI runs as, and where its credentials come from. */
+  account?: AccountInfo;
   /** The CLI's process id. */
   pid?: number;
   /** The CLI's version, for example `"2.1.332"`. */
   claude_code_version?: string;
   /** The permission mode in force. */
   current_permission_mode?: PermissionMode;
-  /** Feature flags the CLI advertises. */
+  /** Feature flags the CLI advertises (`mcp_read_resource_v1`, `interrupt_cancel_queued_v1`, …). */
   capabilities?: string[];
-  /** Other fields (`fast_mode_state`, `session_state`, …), as sent. */
+  /**
+   * Whether this request's `hooks` were registered: true on the first
+   * `initialize`, and on a repeated one from the process that owns the CLI's
+   * stdin (its set replaces the earlier one); absent without hooks.
+   */
+  hooks_applied?: boolean;
+  /** True from a CLI that honours `onFailure` on hook matchers. */
+  hook_on_failure_supported?: boolean;
+  /** Whether every plugin the request listed is loaded (absent when it listed none). */
+  plugins_applied?: boolean;
+  /** Whether the request's `mcpServers` are the set read at launch (absent when it named none). */
+  mcp_servers_applied?: boolean;
+  /** Whether the request's `managedSettings` were applied (absent when it sent none). */
+  managed_settings_applied?: boolean;
+  /** Whether the request's `settings` were applied (absent when it sent none). */
+  settings_applied?: boolean;
+  /** Whether the request's `disallowedTools` were applied (absent when it sent none). */
+  disallowed_tools_applied?: boolean;
+  /** What became of each `sdkMcpServerManifests` entry, by server name. */
+  sdk_mcp_manifests_parked?: Record<string, string>;
+  /** Fast mode: `"off"`, `"cooldown"` or `"on"`. */
+  fast_mode_state?: "off" | "cooldown" | "on" | string;
+  /** Why fast mode is off, for example `"not_first_party"`. */
+  fast_mode_disabled_reason?: string;
+  /** Other fields (`session_state`, `user_output_styles_dir`, …), as sent. */
   [field: string]: unknown;
+}
+
+/** The SDK's name of {@linkcode InitializeResponse}. */
+export type SDKControlInitializeResponse = InitializeResponse;
+
+/** One content item of an MCP resource, as `resources/read` returns it. */
+export interface McpResourceContents {
+  /** The resource's URI. */
+  uri: string;
+  /** Its MIME type, for example `"text/html;profile=mcp-app"`. */
+  mimeType?: string;
+  /** The text, for a text item. */
+  text?: string;
+  /** Base64, for a binary item. */
+  blob?: string;
+  /** The item's own `_meta`, as the server sent it (minus keys the CLI reserves). */
+  _meta?: Record<string, unknown>;
+}
+
+/** The `mcp_read_resource` reply (the SDK's `SDKControlMcpReadResourceResponse`). */
+export interface McpReadResourceResponse {
+  /** The server's `resources/read` contents: untrusted third-party content. */
+  contents: McpResourceContents[];
 }
 
 /** The status of one MCP server. */
@@ -237,7 +319,15 @@ export interface ClaimSessionResponse {
 
 /** Control request subtypes: the request fields and the reply. */
 export interface ControlRequestMap {
-  /** Configures the session (system prompt, hooks, agents, SDK MCP servers, …); replies with what the CLI offers. */
+  /**
+   * Configures the session (system prompt, hooks, agents, SDK MCP servers,
+   * …); replies with what the CLI offers. Sent again to a running CLI (the
+   * SDK's `reinitialize`), it re-registers the hooks and its control
+   * response carries, beside `response`, the CLI's requests still waiting
+   * for an answer (`pending_permission_requests`,
+   * `pending_user_dialog_requests`: whole `control_request` frames), which
+   * the session serves as if they had just come.
+   */
   initialize: { request: Record<string, unknown>; response: InitializeResponse };
   /** Binds a parked spare (`--await-claim`) to its folder and session; see {@linkcode ClaimSessionRequest}. */
   claim_session: { request: ClaimSessionRequest; response: ClaimSessionResponse };
@@ -325,10 +415,15 @@ export interface ControlRequestMap {
     request: { tool: string; arguments?: Record<string, unknown>; [k: string]: unknown };
     response: Record<string, unknown>;
   };
-  /** Reads a resource from the named MCP server; replies with its `contents`. */
+  /**
+   * Reads one MCP Apps `ui://` resource from a server the CLI itself dialed
+   * (a stdio, http or sse server; not an in-process one), with
+   * `resources/read`; another scheme, an unknown, in-process or unconnected
+   * server is an error reply naming the cause.
+   */
   mcp_read_resource: {
     request: { serverName: string; uri: string };
-    response: { contents: unknown[] };
+    response: McpReadResourceResponse;
   };
   /** Sets the session's title. */
   rename_session: {

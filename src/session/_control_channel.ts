@@ -104,6 +104,11 @@ export class ControlChannel {
     return promise;
   }
 
+  /** The subtype of our request `requestId` while it waits for its answer. */
+  subtypeOf(requestId: string): string | undefined {
+    return this.#pending.get(requestId)?.subtype;
+  }
+
   /** Settles the matching request. Returns false for a response nobody waits for. */
   settle(frame: ControlResponseFrame): boolean {
     const response = frame.response;

@@ -3,6 +3,7 @@
 
 import { classifyFrame, isSystemInit } from "../protocol/guards.ts";
 import type { CliCheck } from "./_cli_check.ts";
+import { redeliveredRequests } from "./_inbound_registry.ts";
 import type { ControlChannel } from "./_control_channel.ts";
 import type { ControlRouter } from "./_control_router.ts";
 import type { TranscriptMirror } from "./_mirror.ts";
@@ -26,6 +27,8 @@ export interface FrameParts {
   readonly cli: CliCheck | undefined;
   /** `system/init`: the session id. */
   identified(sessionId: string): void;
+  /** `system/commands_changed`: the CLI's new list of slash commands. */
+  commandsChanged(commands: unknown[]): void;
   /** Delivers an event to subscribers. */
   publish(event: SessionEvent): void;
 }
@@ -42,7 +45,11 @@ export function routeFrame(raw: Record<string, unknown>, parts: FrameParts): voi
     case "control_request":
       parts.requests.handle(frame.request_id, frame.request);
       return;
-    case "control_response":
+    case "control_response": {
+      // An initialize's reply lists the CLI's requests still waiting: served as if they came now.
+      const redelivered = parts.control.subtypeOf(frame.response.request_id) === "initialize"
+        ? redeliveredRequests(frame.response)
+        : [];
       if (!parts.control.settle(frame)) {
         parts.publish({
           type: "diagnostic",
@@ -51,7 +58,9 @@ export function routeFrame(raw: Record<string, unknown>, parts: FrameParts): voi
             `Ignored a control_response for ${frame.response.request_id}: no request of ours waits for it`,
         });
       }
+      for (const { requestId, request } of redelivered) parts.requests.handle(requestId, request);
       return;
+    }
     case "control_cancel_request":
       parts.requests.cancel(frame.request_id);
       return;
@@ -62,6 +71,8 @@ export function routeFrame(raw: Record<string, unknown>, parts: FrameParts): voi
         parts.identified(frame.session_id);
         parts.telemetry.identified(frame);
         parts.cli?.systemInit(frame);
+      } else if (frame.subtype === "commands_changed" && Array.isArray(frame.commands)) {
+        parts.commandsChanged(frame.commands);
       }
       break;
     case "result":

@@ -6,11 +6,36 @@
  * request's signal and suppresses its answer, a timeout answers for nobody, and
  * `abortAll` drops everything when the session ends. It also builds every
  * `control_response` the session writes.
+ *
+ * The CLI delivers a request again when `initialize` is re-sent (the SDK's
+ * `reinitialize`, for a client that reconnected): its reply lists the
+ * requests still waiting (`redeliveredRequests`). A request being served is
+ * the same request (no second handler call, no second entry: the SDK skips
+ * such a "duplicate delivery of in-flight request"); one already answered
+ * gets the same answer again, written anew (the CLI still waits, so the
+ * first answer was lost: nobody is asked twice); any other id is new.
  */
 
 import { deadline } from "../_deadline.ts";
-import { messageOf } from "../_values.ts";
+import { isRecord, messageOf } from "../_values.ts";
 import { DuplexError } from "../errors.ts";
+import type { ControlRequestBody } from "../protocol/control.ts";
+
+/** How many answers are kept to answer a re-sent request with (the oldest goes first). */
+const ANSWERS_KEPT = 256;
+
+/** The envelope lists of an `initialize` reply that hold re-sent requests, and their subtype. */
+const REDELIVERY_LISTS = {
+  pending_permission_requests: "can_use_tool",
+  pending_user_dialog_requests: "request_user_dialog",
+} as const;
+
+/* Fields of a re-sent `can_use_tool` the SDK does not trust (it clears them): neither do we. */
+const UNTRUSTED_ON_REDELIVERY = [
+  "server_policy_ask_only",
+  "plan_floor_ask_only",
+  "ask_only_false_cause",
+];
 
 /** What a request is answered with. */
 export type InboundOutcome =
@@ -73,9 +98,46 @@ export function controlResponse(
   };
 }
 
+/** A request the CLI delivered again, read from an `initialize` reply. */
+export interface RedeliveredRequest {
+  readonly requestId: string;
+  readonly request: ControlRequestBody;
+}
+
+/**
+ * The requests an `initialize` reply's envelope (the control response's
+ * `response` object, beside the payload) says the CLI still waits on:
+ * whole `control_request` frames, in `pending_permission_requests` (only
+ * `can_use_tool` ones read) and `pending_user_dialog_requests` (only
+ * `request_user_dialog`). Malformed entries are skipped.
+ *
+ * @param envelope The control response's `response` object.
+ * @returns The requests, in the CLI's order, permissions first.
+ */
+export function redeliveredRequests(envelope: Record<string, unknown>): RedeliveredRequest[] {
+  const found: RedeliveredRequest[] = [];
+  for (const [list, subtype] of Object.entries(REDELIVERY_LISTS)) {
+    const entries = envelope[list];
+    if (!Array.isArray(entries)) continue;
+    for (const frame of entries) {
+      if (!isRecord(frame) || typeof frame.request_id !== "string") continue;
+      const body = frame.request;
+      if (!isRecord(body) || body.subtype !== subtype) continue;
+      const request: ControlRequestBody = { ...body, subtype };
+      if (subtype === "can_use_tool") {
+        for (const field of UNTRUSTED_ON_REDELIVERY) delete request[field];
+      }
+      found.push({ requestId: frame.request_id, request });
+    }
+  }
+  return found;
+}
+
 export class InboundRegistry {
   // deno-lint-ignore no-explicit-any
   readonly #slots = new Map<string, Slot<any>>();
+  /** The last answers written, by request id (insertion order: the oldest first). */
+  readonly #answers = new Map<string, InboundOutcome>();
   readonly #write: (frame: Record<string, unknown>) => Promise<void>;
 
   constructor(write: (frame: Record<string, unknown>) => Promise<void>) {
@@ -89,10 +151,17 @@ export class InboundRegistry {
 
   /**
    * Starts serving a request. Returns `undefined` for an id already being
-   * served: the first request with an id stands.
+   * served (the first request with an id stands), and for one answered
+   * before, whose answer is written again (the CLI asks again only when it
+   * did not get it).
    */
   open<T>(requestId: string, options: OpenOptions<T>): InboundEntry<T> | undefined {
     if (this.#slots.has(requestId)) return undefined;
+    const answered = this.#answers.get(requestId);
+    if (answered) {
+      this.reply(requestId, answered);
+      return undefined;
+    }
     const controller = new AbortController();
     const { timeoutMs, onTimeout } = options;
     const timer = timeoutMs === undefined || onTimeout === undefined
@@ -137,8 +206,16 @@ export class InboundRegistry {
     if (!slot) return false;
     this.#release(slot);
     if (abortReason !== undefined) slot.controller.abort(abortReason);
+    this.#remember(requestId, outcome);
     this.reply(requestId, outcome);
     return true;
+  }
+
+  #remember(requestId: string, outcome: InboundOutcome): void {
+    this.#answers.set(requestId, outcome);
+    if (this.#answers.size <= ANSWERS_KEPT) return;
+    const oldest = this.#answers.keys().next().value;
+    if (oldest !== undefined) this.#answers.delete(oldest);
   }
 
   /**

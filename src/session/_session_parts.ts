@@ -107,6 +107,7 @@ export function wireSession(
     telemetry,
     cli,
     identified,
+    commandsChanged: (commands) => startup.commandsChanged(commands), // frames come after wiring
     publish,
   };
   const pump = new ReadPump({

@@ -14,6 +14,14 @@
  *   after `initialize`), never on argv; the first send waits for them, and
  *   their failure is its error.
  *
+ * - The reply stays the session's description (`result`, the public
+ *   `initializationResult()`): replaced by a claim's `initialize` payload
+ *   (keeping the first reply's `*_applied` confirmations it lacks, as the
+ *   SDK does) and by each `reinitialize()`'s reply. A session that sent no
+ *   `initialize` at start sends one, with no fields, the first time its
+ *   reply is asked for. The latest `system/commands_changed` list wins over
+ *   the reply's commands until the next reply.
+ *
  * `ready(signal)` is what a send awaits before its line goes out:
  * `undefined` on the usual path (nothing to wait for, no await), else one
  * promise for the hold and the servers. A held send and a held interrupt
@@ -21,8 +29,11 @@
  * they were made (an interrupt after the lines it is meant to follow).
  */
 
-import type { DuplexError } from "../errors.ts";
+import { abortable, checkMs, deadline } from "../_deadline.ts";
+import { isRecord } from "../_values.ts";
+import { DuplexError } from "../errors.ts";
 import type { HookEvent } from "../hooks/hooks.ts";
+import type { InitializeResponse, SlashCommandInfo } from "../protocol/control_requests.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { CliCheck } from "./_cli_check.ts";
 import type { ControlChannel } from "./_control_channel.ts";
@@ -31,7 +42,7 @@ import type { SessionTelemetry } from "./_session_telemetry.ts";
 import type { TurnTracker } from "./_turn_tracker.ts";
 import type { McpServers } from "./mcp_servers.ts";
 import { readSessionInfo, type SessionInfo } from "./session_info.ts";
-import type { DuplexSessionOptions } from "./session_options.ts";
+import type { ControlRequestOptions, DuplexSessionOptions } from "./session_options.ts";
 
 /**
  * Opens the session's transport: a factory gets the start's signal and the
@@ -98,6 +109,12 @@ export class Startup {
   #servers: Promise<void> | undefined;
   /** `initialize` failed while no turn ran: the next send's error. */
   #failure: { readonly error: unknown } | undefined;
+  /** The reply describing the session (see the header), once one was asked for or sent. */
+  #reply: Promise<InitializeResponse> | undefined;
+  /** The latest `system/commands_changed` list, newer than the reply's. */
+  #commands: SlashCommandInfo[] | undefined;
+  /** The fields of every `initialize` this session sends (the first one's). */
+  readonly fields: Readonly<Record<string, unknown>>;
 
   /**
    * Sends what the session starts with (`initialize`, then the external servers).
@@ -108,6 +125,7 @@ export class Startup {
   constructor(host: StartupHost, plan: StartupPlan) {
     this.#host = host;
     this.#cli = plan.cli;
+    this.fields = plan.initialize ?? {};
     let reply = plan.initialize === undefined
       ? undefined
       : host.control.request("initialize", plan.initialize);
@@ -135,6 +153,8 @@ export class Startup {
         if (!host.turns.failActive(error)) this.#failure = { error };
       });
       this.initialized = pending;
+      this.#reply = pending.then((info) => info.raw as InitializeResponse);
+      this.#reply.catch(() => {}); // reported through `initialized` and the sends
     } else {
       this.initialized = Promise.resolve(undefined);
     }
@@ -163,7 +183,72 @@ export class Startup {
   claimed(info: SessionInfo): void {
     const refusal = this.#cli?.initialized(info.raw);
     if (refusal) throw refusal;
+    const confirmed = Object.entries(this.#info?.raw ?? {}).filter(([key]) =>
+      key.endsWith("_applied")
+    );
     this.#info = info;
+    this.#replace({ ...Object.fromEntries(confirmed), ...info.raw });
+  }
+
+  /**
+   * A `reinitialize()` answered: its reply describes the session now.
+   *
+   * @param reply The reply payload.
+   * @returns The session info read from it.
+   */
+  reinitialized(reply: InitializeResponse): SessionInfo {
+    this.#info = readSessionInfo(reply);
+    this.#replace(reply);
+    return this.#info;
+  }
+
+  /**
+   * The reply describing the session: the startup's (its failure is this
+   * call's), a claim's or the last `reinitialize()`'s; when none was sent,
+   * `send` sends one now (a failed one is sent again by the next call).
+   *
+   * @param send Sends `initialize` with {@linkcode Startup.fields} and the call's options.
+   * @param options A signal and a timeout for the wait.
+   * @returns The reply payload.
+   */
+  result(
+    send: (options: ControlRequestOptions) => Promise<InitializeResponse>,
+    options: ControlRequestOptions,
+  ): Promise<InitializeResponse> {
+    const reply = this.#reply;
+    if (!reply) {
+      const sent: Promise<InitializeResponse> = send(options).then((payload) => {
+        if (this.#reply === sent) this.#info = readSessionInfo(payload); // not replaced meanwhile
+        return payload;
+      });
+      this.#reply = sent;
+      sent.catch(() => {
+        if (this.#reply === sent) this.#reply = undefined;
+      });
+      return sent;
+    }
+    return bounded(reply, options);
+  }
+
+  /** The slash commands: the latest `commands_changed` list, else `undefined` (the reply's). */
+  get commands(): SlashCommandInfo[] | undefined {
+    return this.#commands;
+  }
+
+  /**
+   * A `system/commands_changed` frame came: its list replaces the commands.
+   *
+   * @param commands The frame's `commands`.
+   */
+  commandsChanged(commands: unknown[]): void {
+    this.#commands = commands.filter((c): c is SlashCommandInfo =>
+      isRecord(c) && typeof c.name === "string"
+    );
+  }
+
+  #replace(reply: InitializeResponse): void {
+    this.#reply = Promise.resolve(reply);
+    this.#commands = undefined; // the reply is newer than any earlier push
   }
 
   /**
@@ -211,3 +296,19 @@ export class Startup {
 }
 
 function opened(): void {}
+
+/* Waits for `reply` within the call's signal and timeout (the reply itself is bounded too). */
+async function bounded<T>(reply: Promise<T>, options: ControlRequestOptions): Promise<T> {
+  const { signal, timeoutMs } = options;
+  signal?.throwIfAborted();
+  if (timeoutMs === undefined) return signal ? await abortable(reply, signal) : await reply;
+  const ms = checkMs(timeoutMs, "Cannot wait for the initialize reply: timeoutMs");
+  using limit = deadline(ms, {
+    signal,
+    reason: () =>
+      new DuplexError("timeout", `Cannot get the initialize reply: none came within ${ms} ms`, {
+        subtype: "initialize",
+      }),
+  });
+  return await abortable(reply, limit.signal);
+}

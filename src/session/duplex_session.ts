@@ -12,8 +12,9 @@
  * one lifecycle state, and every span and metric is written in
  * `_session_telemetry.ts`. The runtime controls are in `session_controls.ts`.
  *
- * About 420 lines: some 170 of them the JSDoc users read, 60 the imports;
- * each method is a few lines over the parts.
+ * About 560 lines: some 250 of them the JSDoc users read, 70 the imports;
+ * each method is a few lines over the parts (reading `streamInput`'s stream
+ * is in `_stream_input.ts`).
  *
  * @module
  */
@@ -21,7 +22,14 @@
 import { checkMs } from "../_deadline.ts";
 import type { FinalPermissionDecision, PermissionRequest } from "../permissions/permission.ts";
 import type { UserContent } from "../protocol/content.ts";
-import type { ControlRequestMap, ControlSubtype } from "../protocol/control_requests.ts";
+import { DuplexError } from "../errors.ts";
+import { initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
+import type {
+  ControlRequestMap,
+  ControlSubtype,
+  InitializeResponse,
+  SlashCommandInfo,
+} from "../protocol/control_requests.ts";
 import type { Subscription } from "../subscriptions/subscription.ts";
 import type { SessionStats } from "../telemetry/telemetry_options.ts";
 import type { Transport, TransportInfo } from "../transport/transport.ts";
@@ -37,6 +45,7 @@ import {
 import { sendRequest, type SessionParts, setServers, wireSession } from "./_session_parts.ts";
 import { SessionTelemetry } from "./_session_telemetry.ts";
 import { openTransport } from "./_startup.ts";
+import { iteratorOf, nextItem, readItem, stopStream } from "./_stream_input.ts";
 import {
   claimFailure,
   claimFields,
@@ -57,6 +66,7 @@ import type {
   SubscribeOptions,
   WaitOptions,
 } from "./session_options.ts";
+import type { StreamInputItem, StreamInputOptions, StreamInputResult } from "./stream_input.ts";
 import type { Turn } from "./turn.ts";
 
 /* Only `DuplexSession.start` constructs a session. */
@@ -191,6 +201,70 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   }
 
   /**
+   * The CLI's `initialize` reply (commands, agents, models, account, output
+   * styles, pid, version, what it applied…): the startup's, waited for
+   * (bounded by `controlTimeoutMs`; a failed startup's error rejects it
+   * too); after `claimSession`, the claim's; after `reinitialize()`, that
+   * one's. A session that sent no `initialize` at start (no option needed
+   * one) sends one now, with no fields.
+   *
+   * @param options A signal and a timeout for the wait.
+   * @returns The reply payload.
+   * @throws {DuplexError} As the startup's `initialize` failed (`control_failed`, `timeout`,
+   *   `unsupported`), or `closed` / `process_exited`.
+   */
+  override initializationResult(options: ControlRequestOptions = {}): Promise<InitializeResponse> {
+    const send = (sendOptions: ControlRequestOptions) =>
+      this.request("initialize", { ...this.#parts.startup.fields }, sendOptions);
+    try {
+      return this.#parts.startup.result(send, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Sends `initialize` again to the running CLI (the SDK's `reinitialize`),
+   * with the fields of the first one (the hooks as registered, the
+   * in-process MCP servers of now): for a client that reconnected after a
+   * gap. The CLI re-registers the hooks and lists the requests it still
+   * waits on (`can_use_tool`, `request_user_dialog`); the session serves
+   * them as just delivered: one it is serving already stays the same
+   * request (no second handler call, no second `pendingPermissions`
+   * entry), one it answered gets that answer again, any other is new (the
+   * handler runs, a `permission_request` event is published). Measured on
+   * 2.1.332: the re-sent requests come only in the reply (no second
+   * `control_request` frame), and the original request id is still the one
+   * to answer.
+   *
+   * @param options A signal and a timeout.
+   * @returns The fresh reply, which `info` and `initializationResult()` now describe.
+   * @throws {DuplexError} `control_failed`, `timeout`, `closed`, `process_exited`.
+   */
+  async reinitialize(options: ControlRequestOptions = {}): Promise<InitializeResponse> {
+    const fields: Record<string, unknown> = { ...this.#parts.startup.fields };
+    delete fields.sdkMcpServers;
+    Object.assign(fields, initializeFieldsFor(this.#parts.requests.mcpServers));
+    const reply = await this.request("initialize", fields, options);
+    this.#parts.startup.reinitialized(reply);
+    return reply;
+  }
+
+  /**
+   * The slash commands (and skills) the session offers: the latest
+   * `system/commands_changed` list the CLI pushed, else the `initialize`
+   * reply's (as the SDK does).
+   *
+   * @param options A signal and a timeout (see `initializationResult`).
+   * @returns The commands.
+   */
+  async supportedCommands(options: ControlRequestOptions = {}): Promise<SlashCommandInfo[]> {
+    const { commands } = await this.initializationResult(options);
+    return this.#parts.startup.commands ??
+      (Array.isArray(commands) ? commands.filter((c) => typeof c?.name === "string") : []);
+  }
+
+  /**
    * Binds a parked spare (a CLI started with `--await-claim`, the subprocess
    * option `awaitClaim`) to its folder and conversation, before its first
    * turn; `sessionId` and `info` then describe the claimed session. A model
@@ -264,6 +338,70 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
    * Rejects with `signal.reason` when the signal aborts.
    */
   async send(content: UserContent, options: SendOptions = {}): Promise<Turn> {
+    return await (await this.#begin(content, options)).turn;
+  }
+
+  /**
+   * Sends each message of a stream as a queued line (`send(…, { queue: true })`:
+   * no line waits for the turn before it), in order, each written before
+   * the next is read: the official SDK's `streamInput`. Resolves once the
+   * stream ended and its lines are written; the turns go on. Observe them
+   * with `onTurn` (each line's turn promise, as `send` returns it) or with
+   * `subscribe()`. The session stays open (unlike the SDK, which then ends
+   * the CLI's input): `send` and `streamInput` can follow.
+   *
+   * @param stream Messages: what `send` takes (text, content blocks) or SDK-shaped user
+   *   messages (`{ type: "user", message: { role: "user", content }, uuid?, priority?,
+   *   origin?, timestamp?, … }`); an iterable works too.
+   * @param options A signal that stops reading, and `onTurn`.
+   * @returns How many lines were written.
+   * @throws {DuplexError} `invalid_argument` for a bad item (nothing of it written; the
+   *   stream stops) or a value that is not a stream; `aborted` when the stream throws (the
+   *   cause kept); `closed` or `process_exited` when the session ends. Rejects with
+   *   `signal.reason` when the signal aborts.
+   */
+  async streamInput(
+    stream: AsyncIterable<StreamInputItem> | Iterable<StreamInputItem>,
+    options: StreamInputOptions = {},
+  ): Promise<StreamInputResult> {
+    const { signal, onTurn } = options;
+    signal?.throwIfAborted();
+    if (onTurn !== undefined && typeof onTurn !== "function") {
+      throw new DuplexError("invalid_argument", "Cannot stream input: onTurn must be a function");
+    }
+    this.#parts.end.assertUsable("stream input");
+    const iterator = iteratorOf(stream);
+    let finished = false; // the stream ended or threw: nothing to stop
+    try {
+      for (let index = 0;; index++) {
+        const step = await nextItem(iterator, index, signal).catch((error) => {
+          finished = !signal?.aborted;
+          throw error;
+        });
+        if (step.done) {
+          finished = true;
+          return { sent: index };
+        }
+        const line = readItem(step.value, index);
+        signal?.throwIfAborted();
+        const { turn, written, uuid } = await this.#begin(line.content, {
+          ...line.options,
+          queue: true,
+        });
+        turn.catch(() => {}); // the caller's to await: never an unhandled rejection
+        onTurn?.(turn, { uuid, index });
+        await written;
+      }
+    } finally {
+      if (!finished) stopStream(iterator);
+    }
+  }
+
+  /* A send's checks, its wait for startup, its turn begun and its line written. */
+  async #begin(
+    content: UserContent,
+    options: SendOptions,
+  ): Promise<{ turn: Promise<Turn>; written: Promise<void>; uuid: string }> {
     const { signal } = options;
     signal?.throwIfAborted();
     if (this.#parts.startup.refusal) throw this.#parts.startup.refusal; // for good: no turn runs unprotected
@@ -289,8 +427,9 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
       ...options,
       verbatim: options.verbatim ?? this.#parts.settings.verbatimPrompts,
     });
-    this.#parts.write(line).catch((error) => this.#parts.turns.fail(turn, error));
-    return await turn.promise;
+    const written = this.#parts.write(line);
+    written.catch((error) => this.#parts.turns.fail(turn, error));
+    return { turn: turn.promise, written, uuid };
   }
 
   /**

@@ -9,10 +9,16 @@
 
 import type { PermissionMode } from "../protocol/control.ts";
 import type {
+  AccountInfo,
+  AgentInfo,
   ControlRequestMap,
   ControlSubtype,
+  InitializeResponse,
+  McpReadResourceResponse,
   McpServerStatus,
+  ModelInfo,
 } from "../protocol/control_requests.ts";
+import { isRecord } from "../_values.ts";
 import type { ControlRequestOptions } from "./session_options.ts";
 
 /** The reply of a subtype (exported for the docs). */
@@ -39,6 +45,72 @@ export abstract class SessionControls {
     fields?: ControlRequestMap[K]["request"],
     options?: ControlRequestOptions,
   ): Promise<ControlRequestMap[K]["response"]>;
+
+  /**
+   * The CLI's `initialize` reply; see {@linkcode DuplexSession.initializationResult}.
+   *
+   * @param options A signal and a timeout.
+   * @returns The reply payload.
+   */
+  abstract initializationResult(options?: ControlRequestOptions): Promise<InitializeResponse>;
+
+  /**
+   * The models the CLI offers for `setModel`, from its `initialize` reply.
+   *
+   * @param options A signal and a timeout (see `initializationResult`).
+   * @returns The models (`[]` when the reply lists none).
+   */
+  async supportedModels(options: ControlRequestOptions = {}): Promise<ModelInfo[]> {
+    const { models } = await this.initializationResult(options);
+    return Array.isArray(models) ? models.filter((m) => isRecord(m)) : [];
+  }
+
+  /**
+   * The sub-agents the session can run (built-in, configured and from the
+   * `agents` option), from the CLI's `initialize` reply.
+   *
+   * @param options A signal and a timeout (see `initializationResult`).
+   * @returns The agents with their descriptions and models.
+   */
+  async supportedAgents(options: ControlRequestOptions = {}): Promise<AgentInfo[]> {
+    const { agents } = await this.initializationResult(options);
+    return Array.isArray(agents)
+      ? agents.filter((a) => isRecord(a) && typeof a.name === "string")
+      : [];
+  }
+
+  /**
+   * The account the CLI runs as and where its credentials come from (no
+   * e-mail or organization with an API key), from its `initialize` reply.
+   *
+   * @param options A signal and a timeout (see `initializationResult`).
+   * @returns The account info (`{}` when the reply has none).
+   */
+  async accountInfo(options: ControlRequestOptions = {}): Promise<AccountInfo> {
+    const { account } = await this.initializationResult(options);
+    return isRecord(account) ? account : {};
+  }
+
+  /**
+   * Reads one MCP Apps (SEP-1865) UI resource from an MCP server the CLI
+   * itself dialed (stdio, http or sse; an in-process `mcpServer()` is
+   * refused: read it directly), so a host can render a tool's widget. The
+   * contents are untrusted third-party content: render them sandboxed.
+   *
+   * @param serverName The server's name, as `mcpServerStatus()` reports it.
+   * @param uri A `ui://` URI (typically a tool's `_meta.ui.resourceUri`); another scheme is refused.
+   * @param options A signal and a timeout.
+   * @returns The server's `resources/read` contents.
+   * @throws {DuplexError} `control_failed` naming the cause: another scheme, an unknown,
+   *   in-process or unconnected server, or the server's own error.
+   */
+  readMcpResource(
+    serverName: string,
+    uri: string,
+    options: ControlRequestOptions = {},
+  ): Promise<McpReadResourceResponse> {
+    return this.request("mcp_read_resource", { serverName, uri }, options);
+  }
 
   /**
    * Changes the permission mode for the rest of the session.
@@ -320,12 +392,20 @@ export abstract class SessionControls {
   }
 
   /**
-   * Reports the account's usage and limits (`get_usage`).
+   * Reports the session's cost and usage and the plan's rate limits
+   * (`get_usage`; the SDK's experimental
+   * `usage_EXPERIMENTAL_MAY_CHANGE_DO_NOT_RELY_ON_THIS_API_YET`, same
+   * parameters). `rate_limits_available` is false (and `rate_limits` null)
+   * with an API key and third-party providers.
    *
-   * @param options A signal and a timeout.
+   * @param options `skipBehaviors` to skip the scan of local transcripts that fills
+   *   `behaviors` (then null), and a signal and a timeout.
    * @returns The CLI's report.
    */
-  getUsage(options: ControlRequestOptions = {}): Promise<Reply<"get_usage">> {
-    return this.request("get_usage", {}, options);
+  getUsage(
+    options: ControlRequestOptions & { skipBehaviors?: boolean } = {},
+  ): Promise<Reply<"get_usage">> {
+    const { skipBehaviors, ...rest } = options;
+    return this.request("get_usage", skipBehaviors ? { skip_behaviors: true } : {}, rest);
   }
 }
