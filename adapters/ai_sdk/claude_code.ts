@@ -228,7 +228,8 @@ class ClaudeCodeModel implements ClaudeCodeLanguageModel, LanguageModelV4 {
     const plan = planPrompt(options.prompt, warm, warnings);
     if (plan.kind === "approve") {
       const chatId = named ?? chats.chatOf(plan.approvals[0]!.approvalId) ?? "";
-      return { stream: await chats.approve(chatId, plan.approvals, { signal, warnings }) };
+      const stream = await chats.approve(chatId, plan.approvals, { signal, warnings });
+      return { stream: stream.pipeThrough(recalled(options.prompt)) };
     }
     const chatId = named ?? `call-${crypto.randomUUID()}`;
     const stream = await chats.send(chatId, plan.content, {
@@ -300,4 +301,38 @@ class ClaudeCodeModel implements ClaudeCodeLanguageModel, LanguageModelV4 {
       },
     };
   }
+}
+
+/**
+ * Puts the approved calls' `tool-call` parts back after `stream-start`: the
+ * AI SDK matches each tool result to a call of the same response, and the
+ * calls were in the previous one (the prompt's last assistant message).
+ *
+ * @param prompt The call's prompt.
+ * @returns The transform.
+ */
+function recalled(
+  prompt: LanguageModelV4CallOptions["prompt"],
+): TransformStream<TurnPart, TurnPart> {
+  const calls: ToolCallPart[] = [];
+  const last = prompt.findLast((message) => message.role === "assistant");
+  for (const part of last?.role === "assistant" ? last.content : []) {
+    if (part.type === "tool-call" && part.providerExecuted) {
+      calls.push({
+        type: "tool-call",
+        toolCallId: part.toolCallId,
+        toolName: part.toolName,
+        input: JSON.stringify(part.input ?? {}),
+        providerExecuted: true,
+        dynamic: true,
+      });
+    }
+  }
+  return new TransformStream({
+    transform(part, controller) {
+      controller.enqueue(part);
+      if (part.type !== "stream-start") return;
+      for (const call of calls) controller.enqueue(call);
+    },
+  });
 }
