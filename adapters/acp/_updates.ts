@@ -78,6 +78,10 @@ export class UpdateMapper {
         return this.#withParent(frame, this.#assistant(frame, !this.#streamed));
       case "user":
         return this.#withParent(frame, this.#results(frame));
+      case "result":
+        // A turn cut off mid-stream (an interrupt) sends no message_stop: start afresh.
+        this.#streamed = false;
+        return [];
       default:
         return [];
     }
