@@ -23,8 +23,8 @@ export const INFO = {
     { value: "haiku", displayName: "Haiku", description: "Fast" },
   ],
   account: {},
-  claude_code_version: "2.1.332",
-  current_permission_mode: "default",
+  "claude_code_version": "2.1.332",
+  "current_permission_mode": "default",
 };
 
 /** An agent, its client, and the CLIs it launched. */

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { methods, RequestError } from "@agentclientprotocol/sdk";
+import { methods, type RequestError } from "@agentclientprotocol/sdk";
 import {
   assistantTextFrame,
   assistantToolUseFrame,
