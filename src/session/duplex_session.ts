@@ -46,13 +46,7 @@ import { sendRequest, type SessionParts, setServers, wireSession } from "./_sess
 import { SessionTelemetry } from "./_session_telemetry.ts";
 import { openTransport } from "./_startup.ts";
 import { iteratorOf, nextItem, readItem, stopStream } from "./_stream_input.ts";
-import {
-  claimFailure,
-  claimFields,
-  type ClaimOptions,
-  type ClaimResult,
-  readClaim,
-} from "./claim.ts";
+import { type ClaimOptions, type ClaimResult, readClaim, sendClaim } from "./claim.ts";
 import type { ExitStatus, SessionEvent, SessionState } from "./events.ts";
 import type { McpServers, McpSetServersResult } from "./mcp_servers.ts";
 import { SessionControls } from "./session_controls.ts";
@@ -267,24 +261,24 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   /**
    * Binds a parked spare (a CLI started with `--await-claim`, the subprocess
    * option `awaitClaim`) to its folder and conversation, before its first
-   * turn; `sessionId` and `info` then describe the claimed session. A model
-   * goes after the claim with `setModel` (as the official SDK does).
+   * turn; `sessionId` and `info` then describe the claimed session. A model,
+   * a thinking budget and settings go with the claim as the official SDK
+   * sends them (`sendClaim`: settings ahead of it, `set_model` after it).
    *
    * @param claim The folder and the per-session options.
    * @param options A signal and a timeout.
    * @returns The claimed folder, session id and `initialize` payload.
    * @throws {DuplexError} `claim_refused` with the CLI's reason in `errorCode` (the spare
-   *   stays parked: close it); `timeout`, `closed`, `process_exited`.
+   *   stays parked: close it; `settings_not_applied` / `option_not_applied`: it was claimed,
+   *   close it); `invalid_argument` for hook settings (nothing sent); `timeout`, `closed`,
+   *   `process_exited`.
    */
   async claimSession(
     claim: ClaimOptions,
     options: ControlRequestOptions = {},
   ): Promise<ClaimResult> {
-    const fields = claimFields(claim);
     const result = readClaim(
-      await this.request("claim_session", fields, options).catch((error) => {
-        throw claimFailure(error);
-      }),
+      await sendClaim(claim, (subtype, fields) => this.request(subtype, fields, options)),
     );
     this.#sessionId = result.sessionId;
     if (result.info) this.#parts.startup.claimed(result.info);
