@@ -267,7 +267,7 @@ Deno.test("permissionRequestFrom() drops malformed fields and keeps them in raw"
   ];
   for (const [name, fields, key] of cases) {
     await t.step(name, () => {
-      const body = { subtype: "can_use_tool", tool_name: "Bash", input: {}, ...fields };
+      const body = { subtype: "can_use_tool", "tool_name": "Bash", input: {}, ...fields };
       const request = permissionRequestFrom("r", body as never, ABORT);
       assert.equal(request[key], undefined);
       assert.deepEqual(request.raw, body);
