@@ -31,6 +31,7 @@
 
 export { DuplexSession } from "./src/session/duplex_session.ts";
 export { type Reply, SessionControls } from "./src/session/session_controls.ts";
+export { SessionHandshake } from "./src/session/session_handshake.ts";
 export type {
   ControlRequestOptions,
   DuplexSessionOptions,

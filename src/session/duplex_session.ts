@@ -10,9 +10,12 @@
  * settles our own, startup (`_startup.ts`) sends what goes before the first
  * turn and says what a send waits for, the end (`_session_end.ts`) holds the
  * one lifecycle state, and every span and metric is written in
- * `_session_telemetry.ts`. The runtime controls are in `session_controls.ts`.
+ * `_session_telemetry.ts`. Its two base classes hold the rest of the surface:
+ * `session_handshake.ts` the session id, the `initialize` reply,
+ * `reinitialize` and `claimSession`; `session_controls.ts` the runtime
+ * controls.
  *
- * About 560 lines: some 250 of them the JSDoc users read, 70 the imports;
+ * About 450 lines: some 200 of them the JSDoc users read, 60 the imports;
  * each method is a few lines over the parts (reading `streamInput`'s stream
  * is in `_stream_input.ts`).
  *
@@ -23,13 +26,7 @@ import { checkMs } from "../_deadline.ts";
 import type { FinalPermissionDecision, PermissionRequest } from "../permissions/permission.ts";
 import type { UserContent } from "../protocol/content.ts";
 import { DuplexError } from "../errors.ts";
-import { initializeFieldsFor } from "../mcp/sdk_mcp_wiring.ts";
-import type {
-  ControlRequestMap,
-  ControlSubtype,
-  InitializeResponse,
-  SlashCommandInfo,
-} from "../protocol/control_requests.ts";
+import type { ControlRequestMap, ControlSubtype } from "../protocol/control_requests.ts";
 import type { Subscription } from "../subscriptions/subscription.ts";
 import type { SessionStats } from "../telemetry/telemetry_options.ts";
 import type { Transport, TransportInfo } from "../transport/transport.ts";
@@ -46,11 +43,9 @@ import { sendRequest, type SessionParts, setServers, wireSession } from "./_sess
 import { SessionTelemetry } from "./_session_telemetry.ts";
 import { openTransport } from "./_startup.ts";
 import { iteratorOf, nextItem, readItem, stopStream } from "./_stream_input.ts";
-import { type ClaimOptions, type ClaimResult, readClaim, sendClaim } from "./claim.ts";
 import type { ExitStatus, SessionEvent, SessionState } from "./events.ts";
 import type { McpServers, McpSetServersResult } from "./mcp_servers.ts";
-import { SessionControls } from "./session_controls.ts";
-import type { SessionInfo } from "./session_info.ts";
+import { SessionHandshake } from "./session_handshake.ts";
 import type {
   ControlRequestOptions,
   DuplexSessionOptions,
@@ -87,9 +82,8 @@ const START = Symbol("DuplexSession.start");
  * assert.equal(session.sessionId, second.result.sessionId);
  * ```
  */
-export class DuplexSession extends SessionControls implements AsyncDisposable {
+export class DuplexSession extends SessionHandshake implements AsyncDisposable {
   readonly #parts: SessionParts;
-  #sessionId: string | undefined;
 
   /**
    * Opens the transport and starts reading from it.
@@ -136,17 +130,14 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
     settings: SessionSettings,
     telemetry: SessionTelemetry,
   ) {
-    super();
-    if (token !== START) {
-      throw new TypeError("Cannot construct DuplexSession: use DuplexSession.start()");
-    }
-    const identified = (sessionId: string): void => void (this.#sessionId = sessionId);
-    this.#parts = wireSession(transport, options, settings, telemetry, identified);
-  }
-
-  /** The CLI's session id, known once the first turn started (`undefined` before). */
-  get sessionId(): string | undefined {
-    return this.#sessionId;
+    let parts: SessionParts | undefined;
+    super((identified) => {
+      if (token !== START) {
+        throw new TypeError("Cannot construct DuplexSession: use DuplexSession.start()");
+      }
+      return parts = wireSession(transport, options, settings, telemetry, identified);
+    });
+    this.#parts = parts!;
   }
 
   /** Where the session is in its life. */
@@ -177,112 +168,6 @@ export class DuplexSession extends SessionControls implements AsyncDisposable {
   /** True while a turn is running. */
   get busy(): boolean {
     return this.#parts.turns.busy;
-  }
-
-  /** The CLI's answer to `initialize` (commands, models, account, version…), once it came. */
-  get info(): SessionInfo | undefined {
-    return this.#parts.startup.info;
-  }
-
-  /**
-   * Resolves with the CLI's answer to `initialize` (`undefined` when none was
-   * sent); rejects with a `control_failed` or `timeout` DuplexError when it
-   * failed, and with an `unsupported` one when a hook asks for
-   * `onFailure: "block"` and the answer does not confirm it.
-   */
-  get initialized(): Promise<SessionInfo | undefined> {
-    return this.#parts.startup.initialized;
-  }
-
-  /**
-   * The CLI's `initialize` reply (commands, agents, models, account, output
-   * styles, pid, version, what it applied…): the startup's, waited for
-   * (bounded by `controlTimeoutMs`; a failed startup's error rejects it
-   * too); after `claimSession`, the claim's; after `reinitialize()`, that
-   * one's. A session that sent no `initialize` at start (no option needed
-   * one) sends one now, with no fields.
-   *
-   * @param options A signal and a timeout for the wait.
-   * @returns The reply payload.
-   * @throws {DuplexError} As the startup's `initialize` failed (`control_failed`, `timeout`,
-   *   `unsupported`), or `closed` / `process_exited`.
-   */
-  override initializationResult(options: ControlRequestOptions = {}): Promise<InitializeResponse> {
-    const send = (sendOptions: ControlRequestOptions) =>
-      this.request("initialize", { ...this.#parts.startup.fields }, sendOptions);
-    try {
-      return this.#parts.startup.result(send, options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /**
-   * Sends `initialize` again to the running CLI (the SDK's `reinitialize`),
-   * with the fields of the first one (the hooks as registered, the
-   * in-process MCP servers of now): for a client that reconnected after a
-   * gap. The CLI re-registers the hooks and lists the requests it still
-   * waits on (`can_use_tool`, `request_user_dialog`); the session serves
-   * them as just delivered: one it is serving already stays the same
-   * request (no second handler call, no second `pendingPermissions`
-   * entry), one it answered gets that answer again, any other is new (the
-   * handler runs, a `permission_request` event is published). Measured on
-   * 2.1.332: the re-sent requests come only in the reply (no second
-   * `control_request` frame), and the original request id is still the one
-   * to answer.
-   *
-   * @param options A signal and a timeout.
-   * @returns The fresh reply, which `info` and `initializationResult()` now describe.
-   * @throws {DuplexError} `control_failed`, `timeout`, `closed`, `process_exited`.
-   */
-  async reinitialize(options: ControlRequestOptions = {}): Promise<InitializeResponse> {
-    const fields: Record<string, unknown> = { ...this.#parts.startup.fields };
-    delete fields.sdkMcpServers;
-    Object.assign(fields, initializeFieldsFor(this.#parts.requests.mcpServers));
-    const reply = await this.request("initialize", fields, options);
-    this.#parts.startup.reinitialized(reply);
-    return reply;
-  }
-
-  /**
-   * The slash commands (and skills) the session offers: the latest
-   * `system/commands_changed` list the CLI pushed, else the `initialize`
-   * reply's (as the SDK does).
-   *
-   * @param options A signal and a timeout (see `initializationResult`).
-   * @returns The commands.
-   */
-  async supportedCommands(options: ControlRequestOptions = {}): Promise<SlashCommandInfo[]> {
-    const { commands } = await this.initializationResult(options);
-    return this.#parts.startup.commands ??
-      (Array.isArray(commands) ? commands.filter((c) => typeof c?.name === "string") : []);
-  }
-
-  /**
-   * Binds a parked spare (a CLI started with `--await-claim`, the subprocess
-   * option `awaitClaim`) to its folder and conversation, before its first
-   * turn; `sessionId` and `info` then describe the claimed session. A model,
-   * a thinking budget and settings go with the claim as the official SDK
-   * sends them (`sendClaim`: settings ahead of it, `set_model` after it).
-   *
-   * @param claim The folder and the per-session options.
-   * @param options A signal and a timeout.
-   * @returns The claimed folder, session id and `initialize` payload.
-   * @throws {DuplexError} `claim_refused` with the CLI's reason in `errorCode` (the spare
-   *   stays parked: close it; `settings_not_applied` / `option_not_applied`: it was claimed,
-   *   close it); `invalid_argument` for hook settings (nothing sent); `timeout`, `closed`,
-   *   `process_exited`.
-   */
-  async claimSession(
-    claim: ClaimOptions,
-    options: ControlRequestOptions = {},
-  ): Promise<ClaimResult> {
-    const result = readClaim(
-      await sendClaim(claim, (subtype, fields) => this.request(subtype, fields, options)),
-    );
-    this.#sessionId = result.sessionId;
-    if (result.info) this.#parts.startup.claimed(result.info);
-    return result;
   }
 
   /** The permission requests waiting for a decision (deferred ones included), oldest first. */

@@ -45,6 +45,20 @@ export abstract class SessionControls {
     fields?: ControlRequestMap[K]["request"],
     options?: ControlRequestOptions,
   ): Promise<ControlRequestMap[K]["response"]>;
+  /**
+   * Sends a control request of a subtype this library does not type; see
+   * {@linkcode DuplexSession.request}.
+   *
+   * @param subtype The request subtype.
+   * @param fields The request's other fields.
+   * @param options A signal and a timeout.
+   * @returns The CLI's reply payload.
+   */
+  abstract request(
+    subtype: string,
+    fields?: Record<string, unknown>,
+    options?: ControlRequestOptions,
+  ): Promise<Record<string, unknown>>;
 
   /**
    * The CLI's `initialize` reply; see {@linkcode DuplexSession.initializationResult}.
