@@ -37,6 +37,7 @@ export type {
   DuplexSessionOptions,
   InterruptOptions,
   InterruptReceipt,
+  ReloadPluginsOptions,
   SendOptions,
   SubscribeOptions,
   SystemPromptCustom,
@@ -44,6 +45,13 @@ export type {
   WaitOptions,
 } from "./src/session/session_options.ts";
 export type { Turn, TurnModelUsage, TurnResult, TurnTokens } from "./src/session/turn.ts";
+export type {
+  UserDialogHandler,
+  UserDialogRequest,
+  UserDialogResult,
+} from "./src/protocol/user_dialog.ts";
+export type { MessageOrigin } from "./src/protocol/messages.ts";
+export type { PluginConfig } from "./src/protocol/control_requests.ts";
 export type {
   McpExternalServerConfig,
   McpRemoteServerConfig,

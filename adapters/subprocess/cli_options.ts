@@ -11,6 +11,9 @@
  */
 
 import type { PermissionMode } from "../../src/protocol/control.ts";
+import type { PluginConfig } from "../../src/protocol/control_requests.ts";
+
+export type { PluginConfig };
 
 export type { PermissionMode };
 
@@ -65,16 +68,6 @@ export interface OutputFormat {
   readonly type: "json_schema";
   /** The JSON Schema. */
   readonly schema: JsonObject;
-}
-
-/** A plugin to load for this session (the official SDK's `SdkPluginConfig`). */
-export interface PluginConfig {
-  /** Only local plugins exist. */
-  readonly type: "local";
-  /** Its folder (or a `.zip`); a folder of plugins loads each child. */
-  readonly path: string;
-  /** Load its skills, hooks, agents and commands but not its MCP servers (`--plugin-dir-no-mcp`). */
-  readonly skipMcpDiscovery?: boolean;
 }
 
 /**

@@ -226,6 +226,16 @@ export type ReadFileResponse = {
   requested_path?: string;
 };
 
+/** A plugin to load for this session (the official SDK's `SdkPluginConfig`). */
+export interface PluginConfig {
+  /** Only local plugins exist. */
+  readonly type: "local";
+  /** Its folder (or a `.zip`); a folder of plugins loads each child. */
+  readonly path: string;
+  /** Load its skills, hooks, agents and commands but not its MCP servers (`--plugin-dir-no-mcp`). */
+  readonly skipMcpDiscovery?: boolean;
+}
+
 /** The `reload_plugins` reply. */
 export type ReloadPluginsResponse = {
   /** The slash commands now available. */
@@ -444,7 +454,11 @@ export interface ControlRequestMap {
   register_repo_root: { request: Record<string, unknown>; response: Record<string, unknown> };
   /** Reloads plugins from disk; replies with the refreshed commands, agents, plugins and servers. */
   reload_plugins: {
-    request: { hold_on_cache_impact?: boolean; add_plugins?: unknown[]; refuse_if_busy?: boolean };
+    request: {
+      hold_on_cache_impact?: boolean;
+      add_plugins?: { type: "local"; path: string; skipMcpDiscovery?: boolean }[];
+      refuse_if_busy?: boolean;
+    };
     response: ReloadPluginsResponse;
   };
   /** Reloads skills from disk; replies with the skills now available. */

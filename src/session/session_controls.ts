@@ -19,7 +19,8 @@ import type {
   ModelInfo,
 } from "../protocol/control_requests.ts";
 import { isRecord } from "../_values.ts";
-import type { ControlRequestOptions } from "./session_options.ts";
+import { reloadFields } from "./_reload_plugins.ts";
+import type { ControlRequestOptions, ReloadPluginsOptions } from "./session_options.ts";
 
 /** The reply of a subtype (exported for the docs). */
 export type Reply<K extends ControlSubtype> = ControlRequestMap[K]["response"];
@@ -294,13 +295,28 @@ export abstract class SessionControls {
   }
 
   /**
-   * Reloads the plugins from disk.
+   * Reloads the plugins from disk (the SDK's `reloadPlugins`, same options).
+   * `holdOnCacheImpact` applies nothing when the reload would change the
+   * tool list the conversation's prompt cache depends on (the reply then has
+   * `held: true`); `addPlugins` loads more plugins as launch-time `plugins`
+   * would (absolute paths); `refuseIfBusy` refuses while a turn, queued line
+   * or background agent runs: `control_failed` with `errorCode`
+   * `reload_plugins_busy` (honoured by a CLI whose `system/init`
+   * capabilities list `reload_plugins_refuse_if_busy_v1`).
    *
-   * @param options A signal and a timeout.
+   * @param options The reload's options, a signal and a timeout.
    * @returns The CLI's report.
+   * @throws {DuplexError} `invalid_argument` for an `addPlugins` entry that is not a local
+   *   plugin with an absolute path; `control_failed`, `timeout`, `closed`, `process_exited`.
    */
-  reloadPlugins(options: ControlRequestOptions = {}): Promise<Reply<"reload_plugins">> {
-    return this.request("reload_plugins", {}, options);
+  reloadPlugins(options: ReloadPluginsOptions = {}): Promise<Reply<"reload_plugins">> {
+    const { holdOnCacheImpact, addPlugins, refuseIfBusy, ...rest } = options;
+    try {
+      const fields = reloadFields(holdOnCacheImpact, addPlugins, refuseIfBusy);
+      return this.request("reload_plugins", fields, rest);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**

@@ -10,7 +10,7 @@ import type { SdkMcpServer } from "../mcp/mcp_server.ts";
 import type { McpServers } from "./mcp_servers.ts";
 import type { TelemetryOptions } from "../telemetry/telemetry_options.ts";
 import type { PermissionHandler } from "../permissions/permission.ts";
-import type { AgentDefinition } from "../protocol/control_requests.ts";
+import type { AgentDefinition, PluginConfig } from "../protocol/control_requests.ts";
 import type { ContentBlock } from "../protocol/content.ts";
 import type { MessageOrigin } from "../protocol/messages.ts";
 import type { UserDialogHandler } from "../protocol/user_dialog.ts";
@@ -394,4 +394,14 @@ export interface InterruptReceipt {
   readonly turnWasRunning: boolean;
   /** The CLI's reply payload. */
   readonly raw: Record<string, unknown>;
+}
+
+/** The options of `reloadPlugins`: the SDK's, and a signal and a timeout. */
+export interface ReloadPluginsOptions extends ControlRequestOptions {
+  /** Apply nothing when the reload would change the tool list the prompt cache depends on. */
+  readonly holdOnCacheImpact?: boolean;
+  /** Plugins to load as well (absolute paths); those loaded stay. */
+  readonly addPlugins?: readonly PluginConfig[];
+  /** Refuse (`reload_plugins_busy`) while the session is busy, instead of reloading in a turn. */
+  readonly refuseIfBusy?: boolean;
 }

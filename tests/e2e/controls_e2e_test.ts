@@ -14,7 +14,7 @@ import { e2eTest, sandboxedCli, withSandbox } from "./_harness.ts";
 const SERVER = new URL("../fixtures/mcp_stdio_server.ts", import.meta.url).pathname;
 
 e2eTest("runtime controls: reloads, usage, settings, MCP toggles, tasks", async (t, cli) => {
-  await withSandbox(async ({ work, env }) => {
+  await withSandbox(async ({ api, work, env }) => {
     await using session = await DuplexSession.start({
       transport: sandboxedCli(cli, { work, env }),
       mcpServers: { whisperer: { command: Deno.execPath(), args: ["run", "-A", SERVER] } },
@@ -35,6 +35,47 @@ e2eTest("runtime controls: reloads, usage, settings, MCP toggles, tasks", async 
       const plugins = await session.reloadPlugins();
       assert.ok(Array.isArray((plugins as { commands?: unknown }).commands));
     });
+    await t.step(
+      "reloadPlugins: addPlugins loads a plugin; refuseIfBusy refuses in a turn",
+      async () => {
+        const plugin = `${work}/../duplex-probe-plugin`;
+        await Deno.mkdir(`${plugin}/.claude-plugin`, { recursive: true });
+        await Deno.mkdir(`${plugin}/commands`);
+        await Deno.writeTextFile(
+          `${plugin}/.claude-plugin/plugin.json`,
+          JSON.stringify({ name: "duplex-probe", version: "1.0.0", description: "probe" }),
+        );
+        await Deno.writeTextFile(
+          `${plugin}/commands/probe.md`,
+          "---\ndescription: A probe command\n---\nSay probe.\n",
+        );
+        const added = await session.reloadPlugins({
+          addPlugins: [{ type: "local", path: await Deno.realPath(plugin) }],
+          holdOnCacheImpact: false,
+        });
+        assert.ok(
+          added.plugins.some((p) => p.name === "duplex-probe"),
+          `plugins after the reload: ${JSON.stringify(added.plugins)}`,
+        );
+        assert.ok(added.commands.some((c) => c.name.includes("probe")));
+
+        const from = api.messageRequests.length;
+        const stalled = session.send("[[stall]] keep the turn busy", { timeoutMs: 30_000 });
+        stalled.catch(() => {});
+        for (let i = 0; i < 300 && api.messageRequests.length === from; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        assert.ok(api.messageRequests.length > from, "the turn reached the model");
+        await assert.rejects(
+          session.reloadPlugins({ refuseIfBusy: true }),
+          (e) =>
+            isDuplexError(e) && e.kind === "control_failed" &&
+            e.errorCode === "reload_plugins_busy",
+        );
+        await session.interrupt();
+        await stalled.catch(() => {});
+      },
+    );
     await t.step("getUsage reports the session's cost", async () => {
       const usage = await session.getUsage() as { session?: { total_cost_usd?: number } };
       assert.equal(typeof usage.session?.total_cost_usd, "number");

@@ -285,6 +285,59 @@ Deno.test("readMcpResource and getUsage write the SDK's wire fields", async () =
   ]);
 });
 
+Deno.test("reloadPlugins() writes the SDK's options as wire fields, and refuses bad ones", async (t) => {
+  const cli = new ScriptedCli({ echo: false });
+  cli.on("control_request", (f) => [controlSuccess(String(f.request_id), { commands: [] })]);
+  await using session = await DuplexSession.start({ transport: cli.transport });
+  await t.step("every option, then none", async () => {
+    await session.reloadPlugins({
+      holdOnCacheImpact: true,
+      refuseIfBusy: false,
+      addPlugins: [{ type: "local", path: "/srv/plugins/a" }, {
+        type: "local",
+        path: "C:\\plugins\\b",
+        skipMcpDiscovery: true,
+      }],
+    });
+    await session.reloadPlugins();
+    assert.deepEqual(cli.received.map(requestOf), [
+      {
+        subtype: "reload_plugins",
+        hold_on_cache_impact: true,
+        add_plugins: [{ type: "local", path: "/srv/plugins/a" }, {
+          type: "local",
+          path: "C:\\plugins\\b",
+          skipMcpDiscovery: true,
+        }],
+        refuse_if_busy: false,
+      },
+      { subtype: "reload_plugins" },
+    ]);
+  });
+  await t.step(
+    "a relative path, a non-local plugin, a non-boolean: invalid_argument, nothing sent",
+    async () => {
+      const before = cli.received.length;
+      for (
+        const bad of [
+          { addPlugins: [{ type: "local", path: "plugins/a" }] },
+          { addPlugins: [{ type: "remote", path: "/a" }] },
+          { addPlugins: "/a" },
+          { refuseIfBusy: "yes" },
+          { addPlugins: [{ type: "local", path: "/a", skipMcpDiscovery: 1 }] },
+        ]
+      ) {
+        await assert.rejects(
+          session.reloadPlugins(bad as never),
+          (e) =>
+            isDuplexError(e) && e.kind === "invalid_argument" && /reload plugins/.test(e.message),
+        );
+      }
+      assert.equal(cli.received.length, before);
+    },
+  );
+});
+
 /** A stream that records whether it was stopped (its `return()`). */
 function recorded(items: unknown[], options: { throwAt?: number; stallAt?: number } = {}) {
   const state = { stopped: false };
