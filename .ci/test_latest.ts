@@ -83,6 +83,8 @@ export const E2E_CORE: readonly string[] = [
 /** The SDK parity tests, pointed at another SDK by `CLAUDE_SDK_PREFIX`. */
 export const PARITY_TESTS: readonly string[] = [
   "tests/compat/sdk_drift_test.ts",
+  "tests/compat/frame_fields_test.ts", // a frame field the newest SDK types and we do not
+  "tests/compat/sdk_surface_test.ts", // an export, method or option not classified in the docs
   "tests/hooks/hooks_test.ts",
   "tests/store/sdk_parity_test.ts",
 ];

@@ -5,6 +5,7 @@
 import { sleep } from "../_deadline.ts";
 import { jsonEqual } from "../_values.ts";
 import { show } from "./_conformance_assert.ts";
+import { checkSummaryCopies } from "./_summary_contract_check.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../store/session_store.ts";
 
 /** Opens a new, empty store for one check. */
@@ -196,6 +197,7 @@ export const checkCopies: StoreCheck = async (fresh) => {
     [e({ uuid: "a", list: [1], nested: { n: 1 } })],
     "after changing a load",
   );
+  await checkSummaryCopies(await fresh());
 };
 
 export const checkListSessions: StoreCheck = async (fresh) => {

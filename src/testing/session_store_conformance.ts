@@ -49,6 +49,11 @@
  *   (others stay), and can be written again; a subkey goes alone.
  * - `list-subkeys`: the subpaths of a session (nested too), never the main
  *   transcript, `[]` for an unknown session.
+ * - `summaries`: `listSessionSummaries` gives one summary per main
+ *   transcript of the project (none for a subagent's, none of another
+ *   project's), its `data` what `foldSessionSummary` makes of the entries
+ *   appended, its `mtime` the one `listSessions` gives (`copies` also
+ *   checks that a summary returned is a copy).
  *
  * The official SDK's own `InMemorySessionStore` (0.3.332) passes all but
  * `uuid-dedup` (it stores every entry: dedup is a SHOULD of the contract),
@@ -62,6 +67,7 @@ import { abortable, checkMs, deadline } from "../_deadline.ts";
 import { DuplexError } from "../errors.ts";
 import type { SessionStore } from "../store/session_store.ts";
 import * as checks from "./_store_contract_checks.ts";
+import { checkSummaries } from "./_summary_contract_check.ts";
 import type { ConformanceContext } from "./transport_conformance.ts";
 
 /** The ids of the store contracts, in the order the suite checks them. */
@@ -81,12 +87,17 @@ export type StoreContract =
   | "mtime"
   | "newest-first"
   | "delete"
-  | "list-subkeys";
+  | "list-subkeys"
+  | "summaries";
 
 /** What each contract checks, the optional method it needs, and how. */
 const CONTRACTS: Record<
   StoreContract,
-  { title: string; needs?: "listSessions" | "delete" | "listSubkeys"; check: checks.StoreCheck }
+  {
+    title: string;
+    needs?: "listSessions" | "delete" | "listSubkeys" | "listSessionSummaries";
+    check: checks.StoreCheck;
+  }
 > = {
   "round-trip": {
     title: "load returns what append stored, deep-equal",
@@ -135,6 +146,11 @@ const CONTRACTS: Record<
     title: "listSubkeys lists a session's subpaths",
     needs: "listSubkeys",
     check: checks.checkListSubkeys,
+  },
+  summaries: {
+    title: "listSessionSummaries is the fold of each main transcript's entries",
+    needs: "listSessionSummaries",
+    check: checkSummaries,
   },
 };
 
@@ -251,6 +267,7 @@ export async function sessionStoreConformance(
     listSessions: has("listSessions"),
     delete: has("delete"),
     listSubkeys: has("listSubkeys"),
+    listSessionSummaries: has("listSessionSummaries"),
   };
   await dispose(probe);
   for (const id of STORE_CONTRACTS) {

@@ -53,6 +53,7 @@ function broken(overrides: (inner: InMemorySessionStore) => Partial<SessionStore
     listSessions: (projectKey) => inner.listSessions(projectKey),
     delete: (key) => inner.delete(key),
     listSubkeys: (key) => inner.listSubkeys(key),
+    listSessionSummaries: (projectKey) => inner.listSessionSummaries(projectKey),
     ...overrides(inner),
   };
 }
@@ -91,7 +92,7 @@ Deno.test({
       [
         "a batch stored backwards",
         () => broken((s) => ({ append: (k, e) => s.append(k, [...e].reverse()) })),
-        ["round-trip", "order", "uuid-dedup", "no-uuid", "concurrent-appends"],
+        ["round-trip", "order", "uuid-dedup", "no-uuid", "concurrent-appends", "summaries"],
       ],
       ["empty append stores a marker", () =>
         broken((s) => ({
@@ -107,7 +108,7 @@ Deno.test({
         broken((s) => ({
           listSessions: async (p) =>
             (await s.listSessions(p)).map((r) => ({ ...r, mtime: Math.floor(r.mtime / 1000) })),
-        })), ["list-sessions", "mtime"]], // in order: the SDK's stable sort keeps it
+        })), ["list-sessions", "mtime", "summaries"]], // in order: the SDK's stable sort keeps it
       ["mtime stamped per key (a session appended to twice in a millisecond runs ahead)", () => {
         const stamps = new Map<string, number>();
         return broken((s) => ({
@@ -122,7 +123,7 @@ Deno.test({
               mtime: stamps.get(joined({ projectKey: p, sessionId: r.sessionId }))!,
             })),
         }));
-      }, ["newest-first"]],
+      }, ["newest-first", "summaries"]],
       ["sessions of one millisecond listed by session id, not in append order", () => {
         const stamps = new Map<string, number>();
         return broken((s) => ({
@@ -136,7 +137,7 @@ Deno.test({
               mtime: stamps.get(joined({ projectKey: p, sessionId: r.sessionId }))!,
             })).sort((a, b) => b.mtime - a.mtime || a.sessionId.localeCompare(b.sessionId)),
         }));
-      }, ["newest-first"]],
+      }, ["newest-first", "summaries"]],
       ["delete of a main key keeps its subkeys", () =>
         broken((s) => ({
           delete: async (k) => {
@@ -151,6 +152,47 @@ Deno.test({
         () => broken((s) => ({ listSubkeys: async (k) => ["", ...await s.listSubkeys(k)] })),
         ["delete", "list-subkeys", "key-separation"],
       ],
+      ["summaries of subagent transcripts too", () =>
+        broken((s) => ({
+          listSessionSummaries: async (p) => [
+            ...await s.listSessionSummaries(p),
+            { sessionId: "agent-1", mtime: Date.now(), data: {} },
+          ],
+        })), ["summaries"]],
+      ["a summary folded from the first batch only", () => {
+        const firsts = new Map<string, Record<string, unknown>>();
+        return broken((s) => ({
+          append: async (k, e) => {
+            await s.append(k, e);
+            if (k.subpath !== undefined || firsts.has(joined(k))) return;
+            const summary = (await s.listSessionSummaries(k.projectKey))
+              .find((r) => r.sessionId === k.sessionId);
+            if (summary) firsts.set(joined(k), summary.data);
+          },
+          listSessionSummaries: async (p) =>
+            (await s.listSessionSummaries(p)).map((r) => ({
+              ...r,
+              data: structuredClone(
+                firsts.get(joined({ projectKey: p, sessionId: r.sessionId })) ?? r.data,
+              ),
+            })),
+        }));
+      }, ["summaries"]],
+      ["a summary's mtime on another clock than listSessions'", () =>
+        broken((s) => ({
+          listSessionSummaries: async (p) =>
+            (await s.listSessionSummaries(p)).map((r) => ({ ...r, mtime: r.mtime + 1 })),
+        })), ["summaries"]],
+      ["a summary returned is the store's own object", () => {
+        const kept = new Map<string, Record<string, unknown>>();
+        return broken((s) => ({
+          listSessionSummaries: async (p) =>
+            (await s.listSessionSummaries(p)).map((r) => {
+              const data = kept.get(r.sessionId) ?? kept.set(r.sessionId, r.data).get(r.sessionId)!;
+              return { ...r, data };
+            }),
+        }));
+      }, ["copies"]],
       ["concurrent appends interleaved", () =>
         broken((s) => ({
           append: async (k, e) => {
@@ -180,10 +222,9 @@ Deno.test({
     const { ran, failed } = await failures(minimal, { skip: ["copies"] });
     assert.deepEqual(failed.size, 0, [...failed].join("\n"));
     assert.ok(!ran.includes("copies"));
-    for (const optional of ["list-sessions", "mtime", "newest-first", "delete", "list-subkeys"]) {
-      assert.ok(!ran.includes(optional), optional);
-    }
-    assert.equal(ran.length, STORE_CONTRACTS.length - 6);
+    const optional = ["list-sessions", "mtime", "newest-first", "delete", "list-subkeys"];
+    for (const name of [...optional, "summaries"]) assert.ok(!ran.includes(name), name);
+    assert.equal(ran.length, STORE_CONTRACTS.length - 7);
   },
 });
 
