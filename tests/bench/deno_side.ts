@@ -8,55 +8,32 @@
  */
 
 import { report } from "./_measure.ts";
-import type { TelemetryTurnsParams } from "./telemetry_turns.ts";
-import { fanOut, type FanOutParams } from "./fan_out.ts";
-import { longSession, type LongSessionParams } from "./memory.ts";
-import { oversized, type OversizedParams } from "./oversized.ts";
-import { type FirstTurnParams, poolFirstTurn } from "./pool_first_turn.ts";
-import { isolationTurns, type IsolationTurnsParams } from "./isolation_bench.ts";
-import { poolMemory, type PoolMemoryParams } from "./pool_memory.ts";
-import { poolResume, type PoolResumeParams } from "./pool_resume.ts";
-import { poolLoad, type PoolLoadParams } from "./pool_load.ts";
-import {
-  throughputBare,
-  throughputLimit,
-  throughputOurs,
-  type ThroughputParams,
-} from "./throughput.ts";
-import {
-  instantTurns,
-  type InstantTurnsParams,
-  type OursOnlyParams,
-  oursOnlyTurns,
-  realTurns,
-  type RealTurnsParams,
-  turnLatency,
-  type TurnLatencyParams,
-} from "./turns.ts";
 
 // deno-lint-ignore no-explicit-any
 type Params = any;
 
+/*
+ * Each workload's module is loaded only for that workload: a child loads what
+ * a consumer of its workload would (the throughput and memory rows measure
+ * the process's RSS, which every module loaded adds to).
+ */
 const WORKLOADS: Record<string, (params: Params) => Promise<Record<string, unknown>>> = {
-  "real-turns": (p: RealTurnsParams) => realTurns(p),
-  "real-turns-ours": (p: OursOnlyParams) => oursOnlyTurns(p),
-  "instant-turns": (p: InstantTurnsParams) => instantTurns(p),
-  // Loaded only for its own workload: the OpenTelemetry SDK would add to every other one's RSS.
-  "telemetry-turns": async (p: TelemetryTurnsParams) =>
-    (await import("./telemetry_turns.ts")).telemetryTurns(p),
-  "throughput": (p: ThroughputParams) => throughputOurs(p),
-  "throughput-bare": (p: ThroughputParams) => throughputBare(p),
-  "throughput-limit": (p: { frames: number; repeat: number }) =>
-    Promise.resolve(throughputLimit(p)),
-  "fan-out": (p: FanOutParams) => fanOut(p),
-  "long-session": (p: LongSessionParams) => longSession(p),
-  "oversized": (p: OversizedParams) => oversized(p),
-  "turn-latency": (p: TurnLatencyParams) => turnLatency(p),
-  "pool-first-turn": (p: FirstTurnParams) => poolFirstTurn(p),
-  "pool-memory": (p: PoolMemoryParams) => poolMemory(p),
-  "pool-resume": (p: PoolResumeParams) => poolResume(p),
-  "pool-load": (p: PoolLoadParams) => poolLoad(p),
-  "isolation-turns": (p: IsolationTurnsParams) => isolationTurns(p),
+  "real-turns": async (p) => (await import("./turns.ts")).realTurns(p),
+  "real-turns-ours": async (p) => (await import("./turns.ts")).oursOnlyTurns(p),
+  "instant-turns": async (p) => (await import("./turns.ts")).instantTurns(p),
+  "telemetry-turns": async (p) => (await import("./telemetry_turns.ts")).telemetryTurns(p),
+  "throughput": async (p) => (await import("./throughput.ts")).throughputOurs(p),
+  "throughput-bare": async (p) => (await import("./throughput.ts")).throughputBare(p),
+  "throughput-limit": async (p) => (await import("./throughput.ts")).throughputLimit(p),
+  "fan-out": async (p) => (await import("./fan_out.ts")).fanOut(p),
+  "long-session": async (p) => (await import("./memory.ts")).longSession(p),
+  "oversized": async (p) => (await import("./oversized.ts")).oversized(p),
+  "turn-latency": async (p) => (await import("./turns.ts")).turnLatency(p),
+  "pool-first-turn": async (p) => (await import("./pool_first_turn.ts")).poolFirstTurn(p),
+  "pool-memory": async (p) => (await import("./pool_memory.ts")).poolMemory(p),
+  "pool-resume": async (p) => (await import("./pool_resume.ts")).poolResume(p),
+  "pool-load": async (p) => (await import("./pool_load.ts")).poolLoad(p),
+  "isolation-turns": async (p) => (await import("./isolation_bench.ts")).isolationTurns(p),
 };
 
 if (import.meta.main) {
