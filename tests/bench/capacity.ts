@@ -1,0 +1,172 @@
+// deno-lint-ignore-file no-console
+/**
+ * The capacity bench (issue 26): measures each per-unit cost the capacity
+ * model uses, on this machine, and prints them as a table (the median of
+ * each figure's samples, its unit, the samples), then the model's answers
+ * for a few host sizes and for 10,000 and 100,000 conversations
+ * (`_capacity_model.ts`; docs/capacity.md explains it).
+ *
+ * ```sh
+ * deno run -A --v8-flags=--expose-gc tests/bench/capacity.ts           # about 3 minutes
+ * deno run -A --v8-flags=--expose-gc tests/bench/capacity.ts --smoke   # small sizes
+ * deno run -A --v8-flags=--expose-gc tests/bench/capacity.ts --json=capacity.json
+ * deno run -A --v8-flags=--expose-gc tests/bench/capacity.ts --only=relay,store
+ * ```
+ *
+ * It needs `-A`: Deno lets a program read another process's memory
+ * (`/proc/<pid>/smaps_rollup`) only with every permission, as `run.ts`'s
+ * workload children have them.
+ *
+ * Parts (`--only`): `cli` (the real CLI against the fake Messages API),
+ * `library` (the library's CPU per turn over the pool's stand-in CLI, the
+ * pool's heap per hibernated conversation), `relay` (a relay process over
+ * the stand-in), `store` (PostgreSQL and the directory store). A part
+ * whose component is missing is left out and says why; the model needs all.
+ *
+ * @module
+ */
+
+import { measureRealCli } from "./_capacity_cli.ts";
+import { measureLibrary } from "./_capacity_library.ts";
+import { measureRelay } from "./_capacity_relay.ts";
+import { measureStores } from "./_capacity_store.ts";
+import { type Costs, fleet, type Host, hostCapacity, type Load } from "./_capacity_model.ts";
+import { type Figure, progress } from "./_capacity_proc.ts";
+import { forceGc } from "./_measure.ts";
+
+const smoke = Deno.args.includes("--smoke");
+const jsonPath = Deno.args.find((arg) => arg.startsWith("--json="))?.slice("--json=".length);
+const only = Deno.args.find((arg) => arg.startsWith("--only="))?.slice("--only=".length)
+  .split(",");
+const SIZES = smoke
+  ? {
+    cli: { samples: 2, turns: 5, idleMs: 1000, idleCpuMs: 1000 },
+    library: { rounds: 2, turns: 50, conversations: 200 },
+    relay: { rounds: 1, connections: 4, turns: 40 },
+    store: { rounds: 2, turns: 40, writers: 8, lengths: [10, 100] },
+  }
+  : {
+    cli: { samples: 5, turns: 20, idleMs: 2000, idleCpuMs: 10_000 },
+    library: { rounds: 5, turns: 300, conversations: 1000 },
+    relay: { rounds: 3, connections: 24, turns: 480 },
+    store: { rounds: 5, turns: 200, writers: 16, lengths: [10, 100, 1000] },
+  };
+
+if (!forceGc()) {
+  console.error("Cannot measure the pool's heap: run with --v8-flags=--expose-gc");
+  Deno.exit(2);
+}
+const wanted = (part: string): boolean => only === undefined || only.includes(part);
+const figures: Figure[] = [];
+const missing: string[] = [];
+const started = performance.now();
+if (wanted("library")) figures.push(...await measureLibrary(SIZES.library));
+if (wanted("relay")) figures.push(...await measureRelay(SIZES.relay));
+if (wanted("store")) {
+  const got = await measureStores(SIZES.store);
+  figures.push(...got.figures);
+  if (got.missing !== undefined) missing.push(got.missing);
+}
+if (wanted("cli")) {
+  const got = await measureRealCli(SIZES.cli);
+  if (typeof got === "string") missing.push(got);
+  else figures.push(...got);
+}
+progress(`measured in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+
+function shown(value: number): string {
+  if (Math.abs(value) >= 100) return value.toFixed(0);
+  if (Math.abs(value) >= 1) return value.toFixed(1);
+  return value.toFixed(3);
+}
+
+function table(rows: string[][]): void {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const line = (row: string[]): string =>
+    `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ")} |`;
+  console.log(line(rows[0]!));
+  console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+  for (const row of rows.slice(1)) console.log(line(row));
+  console.log("");
+}
+
+table([
+  ["key", "per-unit cost", "median", "unit", "samples"],
+  ...figures.map((f) => [
+    f.key,
+    f.what,
+    shown(f.value),
+    f.unit,
+    `${f.samples.length}: ${f.samples.map(shown).join(", ")}`,
+  ]),
+]);
+for (const reason of missing) console.log(`Left out: ${reason}`);
+
+const costs: Costs = Object.fromEntries(figures.map((f) => [f.key, f.value]));
+const HOSTS: Host[] = [{ cores: 2, gib: 8 }, { cores: 8, gib: 32 }, { cores: 16, gib: 64 }, {
+  cores: 64,
+  gib: 256,
+}];
+const LOADS: Load[] = [
+  { conversations: 10_000, thinkS: 60, idleS: 300 },
+  { conversations: 10_000, thinkS: 60, idleS: 30 },
+  { conversations: 100_000, thinkS: 60, idleS: 300 },
+  { conversations: 100_000, thinkS: 60, idleS: 30 },
+];
+const model: Record<string, unknown> = {};
+try {
+  const hosts = HOSTS.map((host) => ({ host, ...hostCapacity(costs, host) }));
+  const fleetHost = { cores: 16, gib: 64 };
+  const fleets = LOADS.map((load) => ({ load, ...fleet(costs, load, fleetHost) }));
+  model.hosts = hosts;
+  model.fleets = fleets;
+  table([
+    ["host", "live (memory)", "live (idle CPU)", "warm turns/s", "resumes/s", "hibernated records"],
+    ...hosts.map((h) => [
+      `${h.host.cores} cores / ${h.host.gib} GiB`,
+      String(h.liveByMemory),
+      String(h.liveByIdleCpu),
+      shown(h.warmTurnsPerSec),
+      shown(h.resumesPerSec),
+      h.hibernatedInMemory.toExponential(1),
+    ]),
+  ]);
+  table([
+    [
+      "conversations, gap, idle",
+      "turns/s",
+      "resumes",
+      "live",
+      "cores",
+      "GiB",
+      "hosts 16c/64G",
+      "first limit",
+      "PG conns",
+      "PG rows/s",
+      "PG GiB/day",
+      "PG headroom",
+    ],
+    ...fleets.map((f) => [
+      `${f.load.conversations}, ${f.load.thinkS} s, ${f.load.idleS} s`,
+      shown(f.turnsPerSec),
+      `${(f.resumeShare * 100).toFixed(1)} %`,
+      String(f.live),
+      shown(f.cores),
+      shown(f.memoryGib),
+      String(f.hosts),
+      f.bottleneck,
+      String(f.pgConnections),
+      shown(f.pgRowsPerSec),
+      shown(f.pgGibPerDay),
+      `${shown(f.pgHeadroom)}x`,
+    ]),
+  ]);
+} catch (error) {
+  console.log(`No model: ${error instanceof Error ? error.message : error}`);
+}
+if (jsonPath) {
+  await Deno.writeTextFile(
+    jsonPath,
+    JSON.stringify({ smoke, sizes: SIZES, figures, missing, model }, null, 2),
+  );
+}
