@@ -38,10 +38,15 @@ export function liveMib(costs: Costs): number {
   return cost(costs, "cliIdleNUss") + cost(costs, "relayConnKib") / 1024;
 }
 
-/** CPU ms of one warm turn, on the host: the CLI, the relay, the library. */
+/** CPU ms of one warm turn, on the host: the CLI (with its tail), the relay, the library. */
 export function warmTurnCpuMs(costs: Costs): number {
-  return cost(costs, "cliWarmCpuMs") + cost(costs, "relayTurnCpuMs") +
+  return cost(costs, "cliTurnCpuMs") + cost(costs, "relayTurnCpuMs") +
     cost(costs, "libTurnCpuMs");
+}
+
+/** CPU ms of a resume beyond its warm turn: a cold start of the CLI and its tail. */
+export function resumeCpuMs(costs: Costs): number {
+  return cost(costs, "cliColdCpuMs") + cost(costs, "cliColdTailCpuMs");
 }
 
 /** What one host holds. */
@@ -70,7 +75,7 @@ export function hostCapacity(costs: Costs, host: Host): HostCapacity {
     liveByMemory: Math.floor(free / liveMib(costs)),
     liveByIdleCpu: Math.floor(cpuMs / Math.max(cost(costs, "cliIdleCpu"), 0.01)),
     warmTurnsPerSec: cpuMs / warmTurnCpuMs(costs),
-    resumesPerSec: cpuMs / (cost(costs, "cliColdCpuMs") + warmTurnCpuMs(costs)),
+    resumesPerSec: cpuMs / (resumeCpuMs(costs) + warmTurnCpuMs(costs)),
     hibernatedInMemory: Math.floor((free * 1048576) / cost(costs, "poolRecordBytes")),
   };
 }
@@ -90,14 +95,108 @@ export interface Load {
   readonly idleS: number;
 }
 
-/** What a fleet needs. */
-export interface Fleet {
-  readonly turnsPerSec: number;
+/** What one conversation costs on average under a load. */
+export interface PerConversation {
   /** The share of turns that find their conversation hibernated (a resume). */
   readonly resumeShare: number;
+  /** The share of time it is live (a CLI running). */
+  readonly liveShare: number;
+  /** MiB of host memory. */
+  readonly mib: number;
+  /** CPU ms per second. */
+  readonly cpuMsPerSec: number;
+}
+
+/**
+ * What one conversation costs on average: live from a turn until `idleS`
+ * after it or its next turn, whichever is first (with exponential gaps of
+ * mean `thinkS`, a share `1 - e^(-idleS/thinkS)` of the time), and while a
+ * resume starts it; a resume for each turn whose gap was longer than
+ * `idleS` (a share `e^(-idleS/thinkS)`).
+ *
+ * @param costs The measured costs.
+ * @param load The load (its `conversations` unused).
+ * @returns Its costs.
+ */
+export function perConversation(costs: Costs, load: Load): PerConversation {
+  const rate = 1 / load.thinkS;
+  const resumeShare = Math.exp(-load.idleS / load.thinkS);
+  const liveShare = Math.min(
+    1,
+    1 - resumeShare + rate * resumeShare * cost(costs, "cliColdMs") / 1000,
+  );
+  return {
+    resumeShare,
+    liveShare,
+    mib: liveShare * liveMib(costs) +
+      (1 - liveShare) * cost(costs, "poolRecordBytes") / 1048576,
+    cpuMsPerSec: rate * (warmTurnCpuMs(costs) + resumeShare * resumeCpuMs(costs)) +
+      liveShare * cost(costs, "cliIdleCpu"),
+  };
+}
+
+/** How many conversations of a load one host holds. */
+export interface PerHost {
+  readonly byMemory: number;
+  readonly byCpu: number;
+  /** The smaller. */
+  readonly holds: number;
+  /** Which sets it. */
+  readonly bottleneck: "memory" | "cpu";
+}
+
+/**
+ * The conversations of a load one host holds.
+ *
+ * @param costs The measured costs.
+ * @param load The load.
+ * @param host Its size.
+ * @returns By memory, by CPU, and the smaller.
+ */
+export function perHost(costs: Costs, load: Load, host: Host): PerHost {
+  const one = perConversation(costs, load);
+  const free = host.gib * 1024 - ASSUMED.reserveMib - sharedMib(costs);
+  const byMemory = Math.floor(free / one.mib);
+  const byCpu = Math.floor((host.cores * 1000 * ASSUMED.utilisation) / one.cpuMsPerSec);
+  return {
+    byMemory,
+    byCpu,
+    holds: Math.min(byMemory, byCpu),
+    bottleneck: byMemory <= byCpu ? "memory" : "cpu",
+  };
+}
+
+/** The idle times {@linkcode bestIdle} tries, in seconds. */
+export const IDLE_CANDIDATES: readonly number[] = [0, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600];
+
+/**
+ * The idle time (of {@linkcode IDLE_CANDIDATES}) after which hibernating
+ * lets a host hold the most conversations of a turn rate.
+ *
+ * @param costs The measured costs.
+ * @param thinkS Mean seconds between two turns of a conversation.
+ * @param host The host.
+ * @returns That idle time and what the host then holds.
+ */
+export function bestIdle(costs: Costs, thinkS: number, host: Host): PerHost & { idleS: number } {
+  let best: PerHost & { idleS: number } | undefined;
+  for (const idleS of IDLE_CANDIDATES) {
+    const got = perHost(costs, { conversations: 1, thinkS, idleS }, host);
+    if (best === undefined || got.holds > best.holds) best = { ...got, idleS };
+  }
+  return best!;
+}
+
+/** What a fleet needs. */
+export interface Fleet extends PerConversation {
+  readonly turnsPerSec: number;
+  /** Conversations live at once. */
   readonly live: number;
+  /** Cores busy (at the planned utilisation). */
   readonly cores: number;
+  /** Host memory in all, GiB. */
   readonly memoryGib: number;
+  /** Hosts (one relay each, its CLIs its children). */
   readonly hosts: number;
   /** What sets the host count. */
   readonly bottleneck: "memory" | "cpu";
@@ -109,7 +208,7 @@ export interface Fleet {
 }
 
 /**
- * A fleet's needs, on hosts of one size (one relay per host, its CLIs its children).
+ * A fleet's needs, on hosts of one size.
  *
  * @param costs The measured costs.
  * @param load The load.
@@ -117,28 +216,20 @@ export interface Fleet {
  * @returns What it needs.
  */
 export function fleet(costs: Costs, load: Load, host: Host): Fleet {
+  const one = perConversation(costs, load);
+  const each = perHost(costs, load, host);
+  const hosts = Math.max(1, Math.ceil(load.conversations / each.holds));
   const turnsPerSec = load.conversations / load.thinkS;
-  const resumeShare = Math.exp(-load.idleS / load.thinkS);
-  // Live from a turn until `idleS` after it or the next turn: E[min(gap, idleS)] / thinkS.
-  const live = Math.ceil(load.conversations * (1 - resumeShare));
-  const cpuMs = turnsPerSec * (warmTurnCpuMs(costs) + resumeShare * cost(costs, "cliColdCpuMs")) +
-    live * cost(costs, "cliIdleCpu");
-  const cores = cpuMs / 1000 / ASSUMED.utilisation;
-  const perHostFree = host.gib * 1024 - ASSUMED.reserveMib - sharedMib(costs);
-  const hibernated = load.conversations - live;
-  const liveMem = live * liveMib(costs) + hibernated * cost(costs, "poolRecordBytes") / 1048576;
-  const byMemory = Math.ceil(liveMem / perHostFree);
-  const byCpu = Math.ceil(cores / host.cores);
-  const hosts = Math.max(byMemory, byCpu, 1);
   const rows = cost(costs, "cliTurnLines");
   return {
+    ...one,
     turnsPerSec,
-    resumeShare,
-    live,
-    cores,
-    memoryGib: (liveMem + hosts * (ASSUMED.reserveMib + sharedMib(costs))) / 1024,
+    live: Math.ceil(load.conversations * one.liveShare),
+    cores: (load.conversations * one.cpuMsPerSec) / 1000 / ASSUMED.utilisation,
+    memoryGib: (load.conversations * one.mib +
+      hosts * (ASSUMED.reserveMib + sharedMib(costs))) / 1024,
     hosts,
-    bottleneck: byMemory >= byCpu ? "memory" : "cpu",
+    bottleneck: each.bottleneck,
     pgConnections: hosts * ASSUMED.pgConnectionsPerRelay,
     pgRowsPerSec: turnsPerSec * rows,
     pgGibPerDay: (turnsPerSec * 86400 * rows * pgBytesPerEntry(costs)) / 1073741824,

@@ -7,11 +7,17 @@
  * (`_capacity_model.ts`; docs/capacity.md explains it).
  *
  * ```sh
- * deno run -A --v8-flags=--expose-gc tests/bench/capacity.ts           # about 3 minutes
+ * deno run -A --v8-flags=--expose-gc tests/bench/capacity.ts           # about 4 minutes
  * deno run -A --v8-flags=--expose-gc tests/bench/capacity.ts --smoke   # small sizes
  * deno run -A --v8-flags=--expose-gc tests/bench/capacity.ts --json=capacity.json
  * deno run -A --v8-flags=--expose-gc tests/bench/capacity.ts --only=relay,store
+ * deno run -A tests/bench/capacity.ts --from=capacity.json --soak=stand-in:3:1000 --soak=real:3:24
  * ```
+ *
+ * `--from` reads the figures of an earlier `--json` run instead of measuring;
+ * each `--soak=<stand-in|real>:<relays>:<live conversations>` prints what the
+ * model predicts for a soak of that shape on this machine
+ * (`_capacity_soak.ts`), to set against the soak's own figures.
  *
  * It needs `-A`: Deno lets a program read another process's memory
  * (`/proc/<pid>/smaps_rollup`) only with every permission, as `run.ts`'s
@@ -30,34 +36,48 @@ import { measureRealCli } from "./_capacity_cli.ts";
 import { measureLibrary } from "./_capacity_library.ts";
 import { measureRelay } from "./_capacity_relay.ts";
 import { measureStores } from "./_capacity_store.ts";
-import { type Costs, fleet, type Host, hostCapacity, type Load } from "./_capacity_model.ts";
+import {
+  bestIdle,
+  type Costs,
+  fleet,
+  type Host,
+  hostCapacity,
+  type Load,
+  perHost,
+} from "./_capacity_model.ts";
 import { type Figure, progress } from "./_capacity_proc.ts";
+import { parseShape, predictSoak } from "./_capacity_soak.ts";
 import { forceGc } from "./_measure.ts";
 
 const smoke = Deno.args.includes("--smoke");
 const jsonPath = Deno.args.find((arg) => arg.startsWith("--json="))?.slice("--json=".length);
+const from = Deno.args.find((arg) => arg.startsWith("--from="))?.slice("--from=".length);
+const soaks = Deno.args.filter((arg) => arg.startsWith("--soak=")).map((arg) => arg.slice(7));
 const only = Deno.args.find((arg) => arg.startsWith("--only="))?.slice("--only=".length)
   .split(",");
 const SIZES = smoke
   ? {
-    cli: { samples: 2, turns: 5, idleMs: 1000, idleCpuMs: 1000 },
+    cli: { samples: 2, turns: 5, spaced: 1, quietMs: 3000, idleCpuMs: 3000 },
     library: { rounds: 2, turns: 50, conversations: 200 },
     relay: { rounds: 1, connections: 4, turns: 40 },
     store: { rounds: 2, turns: 40, writers: 8, lengths: [10, 100] },
   }
   : {
-    cli: { samples: 5, turns: 20, idleMs: 2000, idleCpuMs: 10_000 },
+    cli: { samples: 5, turns: 20, spaced: 3, quietMs: 20_000, idleCpuMs: 20_000 },
     library: { rounds: 5, turns: 300, conversations: 1000 },
     relay: { rounds: 3, connections: 24, turns: 480 },
     store: { rounds: 5, turns: 200, writers: 16, lengths: [10, 100, 1000] },
   };
 
-if (!forceGc()) {
+if (from === undefined && !forceGc()) {
   console.error("Cannot measure the pool's heap: run with --v8-flags=--expose-gc");
   Deno.exit(2);
 }
-const wanted = (part: string): boolean => only === undefined || only.includes(part);
-const figures: Figure[] = [];
+const wanted = (part: string): boolean =>
+  from === undefined && (only === undefined || only.includes(part));
+const figures: Figure[] = from === undefined
+  ? []
+  : JSON.parse(await Deno.readTextFile(from)).figures;
 const missing: string[] = [];
 const started = performance.now();
 if (wanted("library")) figures.push(...await measureLibrary(SIZES.library));
@@ -107,21 +127,30 @@ const HOSTS: Host[] = [{ cores: 2, gib: 8 }, { cores: 8, gib: 32 }, { cores: 16,
   cores: 64,
   gib: 256,
 }];
-const LOADS: Load[] = [
-  { conversations: 10_000, thinkS: 60, idleS: 300 },
-  { conversations: 10_000, thinkS: 60, idleS: 30 },
-  { conversations: 100_000, thinkS: 60, idleS: 300 },
-  { conversations: 100_000, thinkS: 60, idleS: 30 },
-];
+const LOADS: Load[] = [10_000, 100_000].flatMap((conversations) =>
+  [300, 30, 0].map((idleS) => ({ conversations, thinkS: 60, idleS }))
+);
 const model: Record<string, unknown> = {};
 try {
   const hosts = HOSTS.map((host) => ({ host, ...hostCapacity(costs, host) }));
   const fleetHost = { cores: 16, gib: 64 };
   const fleets = LOADS.map((load) => ({ load, ...fleet(costs, load, fleetHost) }));
-  model.hosts = hosts;
+  model.hosts = hosts.map((h) => ({
+    ...h,
+    perHost: LOADS.slice(0, 3).map((load) => ({ load, ...perHost(costs, load, h.host) })),
+  }));
   model.fleets = fleets;
+  const mixes = LOADS.slice(0, 3);
   table([
-    ["host", "live (memory)", "live (idle CPU)", "warm turns/s", "resumes/s", "hibernated records"],
+    [
+      "host",
+      "live (memory)",
+      "live (idle CPU)",
+      "warm turns/s",
+      "resumes/s",
+      "hibernated records",
+      ...mixes.map((load) => `1 turn/${load.thinkS} s, idle ${load.idleS} s`),
+    ],
     ...hosts.map((h) => [
       `${h.host.cores} cores / ${h.host.gib} GiB`,
       String(h.liveByMemory),
@@ -129,6 +158,10 @@ try {
       shown(h.warmTurnsPerSec),
       shown(h.resumesPerSec),
       h.hibernatedInMemory.toExponential(1),
+      ...mixes.map((load) => {
+        const got = perHost(costs, load, h.host);
+        return `${got.holds} (${got.bottleneck})`;
+      }),
     ]),
   ]);
   table([
@@ -161,6 +194,29 @@ try {
       `${shown(f.pgHeadroom)}x`,
     ]),
   ]);
+  const best = [10, 60, 600].map((thinkS) => ({ thinkS, ...bestIdle(costs, thinkS, fleetHost) }));
+  model.bestIdle = best;
+  table([
+    ["one turn every", "best idle before hibernating", "conversations per 16 cores / 64 GiB"],
+    ...best.map((b) => [`${b.thinkS} s`, `${b.idleS} s`, `${b.holds} (${b.bottleneck})`]),
+  ]);
+  const cores = navigator.hardwareConcurrency;
+  const predictions = soaks.map((text) => ({
+    text,
+    ...predictSoak(costs, parseShape(text, cores)),
+  }));
+  model.soak = predictions;
+  if (predictions.length > 0) {
+    table([
+      ["soak <cli>:<relays>:<live>", "relay RSS each", "CLIs' memory", "turns/s at most"],
+      ...predictions.map((p) => [
+        `${p.text} (${cores} cores)`,
+        `${shown(p.relayRssMib)} MiB`,
+        `${shown(p.cliMib)} MiB`,
+        shown(p.turnsPerSec),
+      ]),
+    ]);
+  }
 } catch (error) {
   console.log(`No model: ${error instanceof Error ? error.message : error}`);
 }
