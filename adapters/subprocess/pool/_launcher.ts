@@ -29,6 +29,7 @@ import {
   type SessionPoolOptions,
 } from "./pool_options.ts";
 import type { Spare, SpareShelf } from "./_spare_shelf.ts";
+import { primer } from "./_primer.ts";
 
 /** What a start needs to know of a conversation. */
 export interface Launchable {
@@ -330,23 +331,33 @@ export class Launcher {
       ? this.#process
       : { ...this.#process, cwd: await this.#parkFolder(), awaitClaim: true };
     // A spare being handed out has left the shelf: the pool's close must stop it too.
-    return await this.#startSession(process, AbortSignal.any([signal, this.#deps.stopping]), {});
+    return await this.#startSession(
+      process,
+      AbortSignal.any([signal, this.#deps.stopping]),
+      {},
+      kind === "warm" && this.#settings.primeSpares,
+    );
   }
 
-  /* Starts a session and waits for its `initialize` answer (the CLI ready), bounded. */
+  /*
+   * Starts a session and waits for its `initialize` answer (the CLI ready), bounded; a spare to
+   * prime is primed within the same bound (see `_primer.ts`).
+   */
   async #startSession(
     process: SubprocessOptions,
     signal: AbortSignal,
     extra: Partial<DuplexSessionOptions>,
+    prime = false,
   ): Promise<DuplexSession> {
     const shared = this.#options.session ?? {};
     const holder: { session?: DuplexSession } = {};
     const handler = this.#options.onPermission;
+    const transport = prime ? primer(this.#launch(process)) : undefined;
     const session = await DuplexSession.start({
       ...shared,
       ...extra,
       initialize: typeof shared.initialize === "object" ? shared.initialize : true,
-      transport: this.#launch(process),
+      transport: transport?.factory ?? this.#launch(process),
       ...(handler
         ? { onPermission: (request: PermissionRequest) => this.#decide(request, holder.session) }
         : {}),
@@ -360,6 +371,7 @@ export class Launcher {
           new DuplexError("timeout", `The CLI did not get ready within ${startTimeoutMs} ms`),
       });
       await abortable(session.initialized, limit.signal);
+      if (transport) await transport.prime(limit.signal);
       return session;
     } catch (error) {
       const status = await session.close();

@@ -101,6 +101,26 @@ export interface SessionPoolOptions {
    */
   readonly parkDir?: string;
   /**
+   * Prime each warm spare once it is ready: the pool sends it one user line
+   * with no content and `shouldQuery: false`, which makes the CLI do the
+   * work it otherwise does on a session's first user line (the session's
+   * first attachments: environment, model, tool, agent and skill listings)
+   * with no API request, and hides the CLI's answer (its `system/init` and
+   * empty `result`) from the session. The spare is ready (`spare_ready`)
+   * once primed. What the conversation sees stays a plain spare's (checked
+   * on 2.1.332: the messages of its first API request, its session id, its
+   * history, its turn count, usage and cost), except that its transcript
+   * holds those attachments ahead of its first user message rather than
+   * after it, and the request's billing header carries another fingerprint
+   * (the CLI derives it from the session's first user line). A spare whose
+   * CLI refuses the line is closed and replaced, like one that failed to
+   * start. Parked spares are not primed (a parked CLI refuses user lines
+   * before its claim).
+   *
+   * @default {false}
+   */
+  readonly primeSpares?: boolean;
+  /**
    * Hibernate a conversation idle (released by every holder) for this long:
    * its process is closed, its session id kept, and the next `acquire`
    * resumes it (`--resume`). `Infinity`: only to make room.
@@ -198,6 +218,7 @@ export interface PoolSettings {
   readonly maxWaiting: number;
   readonly spares: number;
   readonly parkedSpares: number;
+  readonly primeSpares: boolean;
   readonly idleMs: number;
   readonly prewarmConcurrency: number;
   readonly acquireTimeoutMs: number;
@@ -208,6 +229,14 @@ function count(value: unknown, what: string, fallback: number, min: number): num
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
     throw new RangeError(`Cannot make the pool: ${what} must be an integer of at least ${min}`);
+  }
+  return value;
+}
+
+function flag(value: unknown, what: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") {
+    throw new TypeError(`Cannot make the pool: ${what} must be a boolean`);
   }
   return value;
 }
@@ -248,6 +277,7 @@ export function checkPoolOptions(options: SessionPoolOptions): PoolSettings {
     maxWaiting: count(options.maxWaiting, "maxWaiting", 1000, 0),
     spares: count(options.spares, "spares", 0, 0),
     parkedSpares: count(options.parkedSpares, "parkedSpares", 0, 0),
+    primeSpares: flag(options.primeSpares, "primeSpares"),
     prewarmConcurrency: count(options.prewarmConcurrency, "prewarmConcurrency", 1, 1),
     idleMs: options.idleMs === undefined ? 600_000 : checkMs(options.idleMs, "idleMs"),
     acquireTimeoutMs: options.acquireTimeoutMs === undefined
