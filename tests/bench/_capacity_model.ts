@@ -232,12 +232,16 @@ export function fleet(costs: Costs, load: Load, host: Host): Fleet {
     bottleneck: each.bottleneck,
     pgConnections: hosts * ASSUMED.pgConnectionsPerRelay,
     pgRowsPerSec: turnsPerSec * rows,
-    pgGibPerDay: (turnsPerSec * 86400 * rows * pgBytesPerEntry(costs)) / 1073741824,
+    pgGibPerDay: (turnsPerSec * 86400 * pgBytesPerTurn(costs)) / 1073741824,
     pgHeadroom: cost(costs, "pgTurnsPerSecN") / turnsPerSec,
   };
 }
 
-/** PostgreSQL's bytes (table and indexes) per stored entry, from the fixture's turns. */
-export function pgBytesPerEntry(costs: Costs): number {
-  return cost(costs, "pgTurnBytes") / cost(costs, "pgRowsPerTurn");
+/**
+ * PostgreSQL's bytes (tables and indexes) per turn of the real CLI: the
+ * measured bytes per byte of a stored turn's JSON, times the real CLI's
+ * transcript bytes per turn.
+ */
+export function pgBytesPerTurn(costs: Costs): number {
+  return cost(costs, "pgTurnBytes") / cost(costs, "turnJsonBytes") * cost(costs, "cliTurnBytes");
 }

@@ -16,8 +16,9 @@ const COSTS: Costs = {
   cliIdleCpu: 2,
   poolRecordBytes: 1024,
   cliTurnLines: 5,
-  pgTurnBytes: 3000,
-  pgRowsPerTurn: 6, // 500 B per entry
+  pgTurnBytes: 6000,
+  turnJsonBytes: 3000, // 2 B in PostgreSQL per byte of JSON
+  cliTurnBytes: 2500, // 5000 B in PostgreSQL per turn
   pgTurnsPerSecN: 1000,
 };
 const HOST = { cores: 16, gib: 64 }; // 64412 MiB free: 65536 - 1024 reserved - 100 shared
@@ -56,7 +57,7 @@ Deno.test("the capacity model", async (t) => {
     assert.equal(got.pgConnections, 64);
     assert.ok(Math.abs(got.turnsPerSec - 10_000 / 60) < 1e-9);
     assert.ok(Math.abs(got.pgRowsPerSec - (10_000 / 60) * 5) < 1e-9);
-    const perDay = (10_000 / 60) * 86400 * 5 * 500 / 1073741824;
+    const perDay = (10_000 / 60) * 86400 * 5000 / 1073741824;
     assert.ok(Math.abs(got.pgGibPerDay - perDay) < 1e-9);
     assert.ok(Math.abs(got.pgHeadroom - 6) < 1e-9);
   });

@@ -80,6 +80,7 @@ const figures: Figure[] = from === undefined
   : JSON.parse(await Deno.readTextFile(from)).figures;
 const missing: string[] = [];
 const started = performance.now();
+const loadBefore = Deno.loadavg();
 if (wanted("library")) figures.push(...await measureLibrary(SIZES.library));
 if (wanted("relay")) figures.push(...await measureRelay(SIZES.relay));
 if (wanted("store")) {
@@ -92,7 +93,13 @@ if (wanted("cli")) {
   if (typeof got === "string") missing.push(got);
   else figures.push(...got);
 }
-progress(`measured in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+const load = { before: loadBefore, after: Deno.loadavg() };
+progress(
+  `measured in ${((performance.now() - started) / 1000).toFixed(0)} s, load ` +
+    `${load.before.map((v) => v.toFixed(2)).join("/")} -> ${
+      load.after.map((v) => v.toFixed(2)).join("/")
+    }`,
+);
 
 function shown(value: number): string {
   if (Math.abs(value) >= 100) return value.toFixed(0);
@@ -128,7 +135,7 @@ const HOSTS: Host[] = [{ cores: 2, gib: 8 }, { cores: 8, gib: 32 }, { cores: 16,
   gib: 256,
 }];
 const LOADS: Load[] = [10_000, 100_000].flatMap((conversations) =>
-  [300, 30, 0].map((idleS) => ({ conversations, thinkS: 60, idleS }))
+  [300, 60, 30, 0].map((idleS) => ({ conversations, thinkS: 60, idleS }))
 );
 const model: Record<string, unknown> = {};
 try {
@@ -137,10 +144,10 @@ try {
   const fleets = LOADS.map((load) => ({ load, ...fleet(costs, load, fleetHost) }));
   model.hosts = hosts.map((h) => ({
     ...h,
-    perHost: LOADS.slice(0, 3).map((load) => ({ load, ...perHost(costs, load, h.host) })),
+    perHost: LOADS.slice(0, 4).map((load) => ({ load, ...perHost(costs, load, h.host) })),
   }));
   model.fleets = fleets;
-  const mixes = LOADS.slice(0, 3);
+  const mixes = LOADS.slice(0, 4);
   table([
     [
       "host",
@@ -223,6 +230,6 @@ try {
 if (jsonPath) {
   await Deno.writeTextFile(
     jsonPath,
-    JSON.stringify({ smoke, sizes: SIZES, figures, missing, model }, null, 2),
+    JSON.stringify({ smoke, sizes: SIZES, load, figures, missing, model }, null, 2),
   );
 }
