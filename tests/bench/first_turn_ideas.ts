@@ -22,6 +22,9 @@
  * - `pool-spare` / `pool-primed`: `SessionPool({ spares: 1 })` without and
  *   with `primeSpares`, `acquire` to result once the spare has been ready
  *   `waitMs` (row 8b's measure).
+ * - `cold-nolog`, `pool-spare-nolog`, `pool-primed-nolog`: the same without
+ *   a debug log (which costs the CLI most while it starts: the ratios of
+ *   row 8b as `run_pool.ts` measures them; no phases).
  * - `warm` (reported, not a mode): the second turn of each `spare` sample.
  *
  * The modes run interleaved (each round rotates their order, so the
@@ -48,8 +51,21 @@ import { median } from "./_measure.ts";
 import { echoTurn, sleep, TURN_LIMIT_MS, until } from "./_pool_bench.ts";
 
 /** The modes, in their order of the first round. */
-const MODES = ["cold", "spare", "primed", "cost", "clear", "pool-spare", "pool-primed"] as const;
+const MODES = [
+  "cold",
+  "spare",
+  "primed",
+  "cost",
+  "clear",
+  "pool-spare",
+  "pool-primed",
+  "cold-nolog",
+  "pool-spare-nolog",
+  "pool-primed-nolog",
+] as const;
 type Mode = typeof MODES[number];
+/** A mode without its `-nolog` suffix. */
+type Way = Exclude<Mode, `${string}-nolog`>;
 
 /** One turn's phases from the CLI's debug log, in ms. */
 interface Phases {
@@ -64,7 +80,6 @@ interface Sample {
   warm: number;
 }
 
-const PHASE_KEYS = ["toEngine", "toRequest", "firstByte", "total"] as const;
 
 /**
  * Reads a turn's phases from the debug log: the first engine turn after `sentAt`.
@@ -98,14 +113,20 @@ interface Bench {
   next: number;
 }
 
-function processOf(bench: Bench, log: string): SubprocessOptions {
+function processOf(bench: Bench, log: string | undefined): SubprocessOptions {
   return {
     pathToClaudeCodeExecutable: bench.cli,
     env: bench.env,
     clearEnv: true,
     cwd: bench.work,
-    debugFile: log,
+    ...(log !== undefined && { debugFile: log }),
   };
+}
+
+/* The phases of a turn from a debug log, or only its total without one. */
+async function phasesFrom(log: string | undefined, sentAt: number, total: number): Promise<Phases> {
+  if (log === undefined) return { toEngine: NaN, toRequest: NaN, firstByte: NaN, total };
+  return phasesOf(await Deno.readTextFile(log), sentAt, total);
 }
 
 /* A turn sent at a known time (for the debug log), timed. */
@@ -120,7 +141,7 @@ async function timedTurn(
 }
 
 /* Runs a line the conversation would see (an idea that is measured, not kept). */
-async function warmUpLine(session: DuplexSession, mode: Mode): Promise<void> {
+async function warmUpLine(session: DuplexSession, mode: Way): Promise<void> {
   if (mode === "cost") await session.send("/cost", { timeoutMs: TURN_LIMIT_MS });
   if (mode === "clear") {
     await session.send("warm-up", { shouldQuery: false, timeoutMs: TURN_LIMIT_MS });
@@ -128,8 +149,10 @@ async function warmUpLine(session: DuplexSession, mode: Mode): Promise<void> {
   }
 }
 
-async function sample(bench: Bench, mode: Mode): Promise<Sample> {
-  const log = `${bench.temp}/debug-${bench.next++}.log`;
+async function sample(bench: Bench, given: Mode): Promise<Sample> {
+  const mode = given.replace(/-nolog$/, "") as Way;
+  const log = given.endsWith("-nolog") ? undefined : `${bench.temp}/debug-${bench.next}.log`;
+  bench.next++;
   if (mode === "pool-spare" || mode === "pool-primed") return await pooled(bench, mode, log);
   const open = subprocess(processOf(bench, log));
   let session: DuplexSession | undefined;
@@ -153,15 +176,13 @@ async function sample(bench: Bench, mode: Mode): Promise<Sample> {
     }
     const second = await timedTurn(session, `warm ${bench.next}`);
     await session.close();
-    const text = await Deno.readTextFile(log);
-    const phases = phasesOf(text, first.sentAt, first.ms);
-    return { first: phases, warm: second.ms };
+    return { first: await phasesFrom(log, first.sentAt, first.ms), warm: second.ms };
   } finally {
     await session?.close();
   }
 }
 
-async function pooled(bench: Bench, mode: Mode, log: string): Promise<Sample> {
+async function pooled(bench: Bench, mode: Way, log: string | undefined): Promise<Sample> {
   let ready = false;
   let logs = 0;
   const pool = new SessionPool({
@@ -170,7 +191,9 @@ async function pooled(bench: Bench, mode: Mode, log: string): Promise<Sample> {
     primeSpares: mode === "pool-primed",
     // Each process its own debug log: the first is the spare measured.
     launch: (options: SubprocessOptions): TransportFactory =>
-      subprocess({ ...options, debugFile: logs++ === 0 ? log : `${log}.${logs}` }),
+      subprocess(
+        log === undefined ? options : { ...options, debugFile: logs++ ? `${log}.${logs}` : log },
+      ),
     onEvent: (event: PoolEvent) => {
       if (event.type === "spare_ready") ready = true;
     },
@@ -184,8 +207,7 @@ async function pooled(bench: Bench, mode: Mode, log: string): Promise<Sample> {
     const second = await timedTurn(session, `warm ${bench.next}`);
     pool.release("a");
     await pool.forget("a");
-    const text = await Deno.readTextFile(log);
-    return { first: phasesOf(text, first.sentAt, first.ms), warm: second.ms };
+    return { first: await phasesFrom(log, first.sentAt, first.ms), warm: second.ms };
   } finally {
     await pool.close();
   }
@@ -211,15 +233,17 @@ function report(run: number, samples: Map<Mode, Sample[]>, load: string[]): void
     median((samples.get(mode) ?? []).map((s) => s.first[key]).filter(Number.isFinite));
   const warm = median((samples.get("spare") ?? []).map((s) => s.warm));
   const cold = med("cold", "total");
+  const bare = med("cold-nolog", "total");
   console.log(`\nrun ${run} (load average ${load.join(" / ")} at its start)`);
   console.log(
     "| mode | n | first turn | cold / it | it / warm | line to engine | engine to request | first byte |",
   );
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+  const against = (mode: Mode): number => mode.endsWith("-nolog") ? bare : cold;
   for (const [mode, list] of samples) {
     const total = med(mode, "total");
     console.log(
-      `| ${mode} | ${list.length} | ${fmt(total)} ms | ${(cold / total).toFixed(2)}x | ${
+      `| ${mode} | ${list.length} | ${fmt(total)} ms | ${(against(mode) / total).toFixed(2)}x | ${
         (total / warm).toFixed(2)
       }x | ${fmt(med(mode, "toEngine"))} ms | ${fmt(med(mode, "toRequest"))} ms | ${
         fmt(med(mode, "firstByte"))
