@@ -102,6 +102,23 @@ export function figure(key: string, what: string, unit: string, samples: number[
 }
 
 /**
+ * A markdown table, its columns padded to their widest cell.
+ *
+ * @param rows The header, then the rows.
+ * @returns Its lines.
+ */
+export function markdownTable(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const line = (row: readonly string[]): string =>
+    `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ")} |`;
+  return [
+    line(rows[0]!),
+    `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
+    ...rows.slice(1).map(line),
+  ].join("\n");
+}
+
+/**
  * Progress, on stderr (stdout holds the table).
  *
  * @param text The line.

@@ -5,19 +5,19 @@
  * turn adds (tables and indexes for PostgreSQL, blocks on disk for the
  * directory store) by transcript length. PostgreSQL is a throwaway local
  * server with production durability (fsync, synchronous commit), sharing
- * this machine's cores. A turn is the last turn of a real CLI transcript
- * (`tests/fixtures/history/three_turns.jsonl`: 6 entries, about 2.4 KB)
- * with fresh uuids.
+ * this machine's cores. A turn is {@linkcode fixtureTurn}'s: the last turn
+ * of a real CLI transcript (6 entries, 2872 B of JSON) with fresh uuids.
  *
  * @module
  */
 
 import postgres from "postgres";
 import { DirectorySessionStore } from "../../adapters/subprocess/store/directory_session_store.ts";
-import type { SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
+import type { SessionStore } from "../../src/store/session_store.ts";
 import { PostgresSessionStore } from "../../stores/postgres/mod.ts";
 import { postgresStatus, startPostgres } from "../stores/_postgres_server.ts";
 import { type Figure, figure, progress } from "./_capacity_proc.ts";
+import { fixtureTurn, TURN_TEMPLATE } from "./_capacity_turns.ts";
 
 /** Parameters of {@linkcode measureStores}. */
 export interface StoreParams {
@@ -30,25 +30,6 @@ export interface StoreParams {
   readonly lengths: readonly number[];
 }
 
-const FIXTURE = new URL("../fixtures/history/three_turns.jsonl", import.meta.url);
-const TEMPLATE: SessionStoreEntry[] = Deno.readTextFileSync(FIXTURE).trim().split("\n")
-  .slice(-6).map((line) => JSON.parse(line));
-/** Entries in one turn. */
-export const ENTRIES_PER_TURN: number = TEMPLATE.length;
-
-let serial = 0;
-function turn(): SessionStoreEntry[] {
-  const n = ++serial;
-  return TEMPLATE.map((entry) => {
-    const copy = structuredClone(entry) as Record<string, unknown>;
-    if (typeof copy.uuid === "string") {
-      copy.uuid = `${copy.uuid.slice(0, 24)}${String(n).padStart(12, "0")}`;
-    }
-    if (typeof copy.parentUuid === "string") copy.parentUuid = `parent-${n}`;
-    return copy as SessionStoreEntry;
-  });
-}
-
 let keys = 0;
 function freshKey() {
   return { projectKey: "-capacity", sessionId: `capacity-${Date.now()}-${++keys}` };
@@ -59,7 +40,7 @@ async function appendRate(store: SessionStore, writers: number, turns: number): 
   const began = performance.now();
   await Promise.all(Array.from({ length: writers }, async () => {
     const key = freshKey();
-    for (let i = 0; i < turns; i++) await store.append(key, turn());
+    for (let i = 0; i < turns; i++) await store.append(key, fixtureTurn());
   }));
   return (writers * turns) / ((performance.now() - began) / 1000);
 }
@@ -85,7 +66,7 @@ async function fill(store: SessionStore, length: number): Promise<number> {
   const conversations = Math.max(1, Math.ceil(100 / length));
   for (let c = 0; c < conversations; c++) {
     const key = freshKey();
-    for (let i = 0; i < length; i++) await store.append(key, turn());
+    for (let i = 0; i < length; i++) await store.append(key, fixtureTurn());
   }
   return conversations * length;
 }
@@ -189,7 +170,7 @@ async function postgresql(params: StoreParams): Promise<Figure[] | string> {
 export async function measureStores(
   params: StoreParams,
 ): Promise<{ figures: Figure[]; missing?: string }> {
-  const json = TEMPLATE.map((entry) => JSON.stringify(entry) + "\n").join("");
+  const json = TURN_TEMPLATE.map((entry) => JSON.stringify(entry) + "\n").join("");
   const figures = [
     figure("turnJsonBytes", "a stored turn's entries as JSON lines", "B", [
       new TextEncoder().encode(json).length,

@@ -45,7 +45,7 @@ import {
   type Load,
   perHost,
 } from "./_capacity_model.ts";
-import { type Figure, progress } from "./_capacity_proc.ts";
+import { type Figure, markdownTable, progress } from "./_capacity_proc.ts";
 import { parseShape, predictSoak } from "./_capacity_soak.ts";
 import { forceGc } from "./_measure.ts";
 
@@ -108,13 +108,7 @@ function shown(value: number): string {
 }
 
 function table(rows: string[][]): void {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const line = (row: string[]): string =>
-    `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ")} |`;
-  console.log(line(rows[0]!));
-  console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
-  for (const row of rows.slice(1)) console.log(line(row));
-  console.log("");
+  console.log(markdownTable(rows) + "\n");
 }
 
 table([
