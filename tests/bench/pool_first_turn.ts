@@ -6,7 +6,8 @@
  * - `cold`: `DuplexSession.start` over `subprocess()` then `send`, spawn to
  *   result (no `initialize`, as a plain session starts).
  * - `spare`: `SessionPool({ spares: 1 })`; once the spare is ready, `waitMs`
- *   later, `acquire` to the first result.
+ *   later, `acquire` to the first result (with `primeSpares` given: the
+ *   spare primed, see the pool's option).
  * - `parked`: `SessionPool({ parkedSpares: 1 })`; once ready, `waitMs`
  *   later, `acquire(key, { cwd: claimCwd })` (`claim_session`) to the first
  *   result.
@@ -47,6 +48,8 @@ export interface FirstTurnParams {
    * replacement, spawned during that turn, costs it.
    */
   readonly holdReplacement?: boolean;
+  /** Pool modes: `primeSpares` (the spare primed before it is ready). */
+  readonly primeSpares?: boolean;
 }
 
 /**
@@ -98,6 +101,7 @@ async function pooled(params: FirstTurnParams): Promise<Record<string, unknown>>
   let gate: PromiseWithResolvers<void> | undefined;
   const pool = new SessionPool({
     process: processOf(params.target),
+    ...(params.primeSpares && { primeSpares: true }),
     ...(params.holdReplacement && {
       launch: (options: SubprocessOptions): TransportFactory => {
         const open = subprocess(options);

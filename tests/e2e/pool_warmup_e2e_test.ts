@@ -99,6 +99,19 @@ e2eTest(
         },
       );
 
+      await t.step(
+        "the system prompt and tools are a plain spare's, the billing fingerprint aside",
+        () => {
+          const system = (request: FakeApiRequest | undefined) => {
+            const body = request?.body as { system?: unknown; tools?: unknown } | null;
+            return JSON.stringify([body?.system, body?.tools])
+              .replaceAll(box.root, "<root>")
+              .replace(/cc_version=([0-9.]+)\.[0-9a-f]+;/, "cc_version=$1.<fingerprint>;");
+          };
+          assert.equal(system(primed.requests[0]), system(plain.requests[0]));
+        },
+      );
+
       await t.step("one session id: the result's, the session's, the transcript's", async () => {
         assert.equal(primed.sessionId === plain.sessionId, false);
         assert.match(primed.sessionId, /^[0-9a-f-]{36}$/);

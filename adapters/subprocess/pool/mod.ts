@@ -50,6 +50,7 @@
  * | `_live_slots.ts` | the live conversations, least recently used first: adoption of a started process, idle timers, hibernation, eviction, crashes, the room left (processes still closing count) |
  * | `_waiting_line.ts` | the acquires waiting for a slot, in arrival order |
  * | `_launcher.ts` | how a conversation gets a process (a resume, a warm spare, a parked spare claimed, a cold start) and how spares start, each bounded by `startTimeoutMs` |
+ * | `_primer.ts` | priming a warm spare (`primeSpares`): the empty `shouldQuery: false` line that does the CLI's first-line work, its answer hidden from the session |
  * | `_spare_shelf.ts` | the spares: kept at their number, replaced in the background, `prewarmConcurrency` at once, none while a conversation starts or runs its first turn, backoff after failures |
  * | `_pool_report.ts`, `_wait_times.ts` | the events (`subscribe()`, `onEvent`), the counters, the acquire wait times, the `health` snapshot |
  * | `pool_options.ts` | the options of the pool, of a conversation and of `acquire`, and their pure checks |
@@ -65,6 +66,11 @@
  *   asks for no more than a model and a permission mode (set after the
  *   hand-out); a *parked* spare (`--await-claim`) waits in a neutral folder
  *   for a *claim* (`_spare_shelf.ts`, `_launcher.ts`).
+ * - **prime**: with `primeSpares`, a warm spare's one user line with no
+ *   content and `shouldQuery: false`, sent once it is initialised: the CLI
+ *   does its first-line work (the session's first attachments), makes no
+ *   API request and records no message; its answer is hidden from the
+ *   session, and the spare is ready once primed (`_primer.ts`).
  * - **claim**: binding a parked spare to a new conversation's folder and
  *   options (`claim_session`). A refused claim (`claim_refused`) falls back
  *   to a cold start (`_launcher.ts`).

@@ -101,21 +101,27 @@ export interface SessionPoolOptions {
    */
   readonly parkDir?: string;
   /**
-   * Prime each warm spare once it is ready: the pool sends it one user line
-   * with no content and `shouldQuery: false`, which makes the CLI do the
-   * work it otherwise does on a session's first user line (the session's
-   * first attachments: environment, model, tool, agent and skill listings)
-   * with no API request, and hides the CLI's answer (its `system/init` and
-   * empty `result`) from the session. The spare is ready (`spare_ready`)
-   * once primed. What the conversation sees stays a plain spare's (checked
-   * on 2.1.332: the messages of its first API request, its session id, its
-   * history, its turn count, usage and cost), except that its transcript
-   * holds those attachments ahead of its first user message rather than
-   * after it, and the request's billing header carries another fingerprint
-   * (the CLI derives it from the session's first user line). A spare whose
-   * CLI refuses the line is closed and replaced, like one that failed to
-   * start. Parked spares are not primed (a parked CLI refuses user lines
-   * before its claim).
+   * Prime each warm spare once it is initialised: the pool sends it one
+   * user line with no content and `shouldQuery: false`, which makes the CLI
+   * do work it otherwise does on a session's first user line (the session's
+   * first attachments: environment, model, tool, agent and skill listings;
+   * about 50 ms of the ~120 ms from a spare's first user line to its engine
+   * turn, `tests/bench/first_turn_ideas.ts`), with no API request, and hides
+   * the CLI's answer (its `system/init` and empty `result`) from the
+   * session. The spare is ready (`spare_ready`) once primed.
+   *
+   * What the conversation sees stays a plain spare's (checked on 2.1.332 by
+   * `tests/e2e/pool_warmup_e2e_test.ts`): the messages, system prompt and
+   * tools of its first API request, its session id, its history, its turn
+   * count, usage and cost; no `UserPromptSubmit` hook runs for the line, and
+   * a primed spare never handed out leaves no transcript. Two differences:
+   * the transcript holds those attachments ahead of the first user message
+   * rather than after it, and the requests' billing header
+   * (`x-anthropic-billing-header`) carries the `cc_version` fingerprint of
+   * an empty first message rather than the conversation's first prompt's.
+   * A spare whose CLI refuses the line is closed and counted as a failed
+   * spare (`spare_failed`). Parked spares are not primed: a parked CLI
+   * refuses user lines before its claim.
    *
    * @default {false}
    */
