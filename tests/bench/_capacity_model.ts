@@ -201,9 +201,11 @@ export interface Fleet extends PerConversation {
   /** What sets the host count. */
   readonly bottleneck: "memory" | "cpu";
   readonly pgConnections: number;
+  /** Appends per second (the relay's records and the transcript's batches). */
+  readonly pgAppendsPerSec: number;
   readonly pgRowsPerSec: number;
   readonly pgGibPerDay: number;
-  /** The turns per second the measured PostgreSQL takes, over the load's. */
+  /** The appends per second the measured PostgreSQL takes (of a whole turn each), over the load's. */
   readonly pgHeadroom: number;
 }
 
@@ -220,7 +222,8 @@ export function fleet(costs: Costs, load: Load, host: Host): Fleet {
   const each = perHost(costs, load, host);
   const hosts = Math.max(1, Math.ceil(load.conversations / each.holds));
   const turnsPerSec = load.conversations / load.thinkS;
-  const rows = cost(costs, "cliTurnLines");
+  const rows = cost(costs, "storeRowsPerTurn");
+  const appends = turnsPerSec * cost(costs, "storeAppendsPerTurn");
   return {
     ...one,
     turnsPerSec,
@@ -233,15 +236,16 @@ export function fleet(costs: Costs, load: Load, host: Host): Fleet {
     pgConnections: hosts * ASSUMED.pgConnectionsPerRelay,
     pgRowsPerSec: turnsPerSec * rows,
     pgGibPerDay: (turnsPerSec * 86400 * pgBytesPerTurn(costs)) / 1073741824,
-    pgHeadroom: cost(costs, "pgTurnsPerSecN") / turnsPerSec,
+    pgAppendsPerSec: appends,
+    pgHeadroom: cost(costs, "pgTurnsPerSecN") / appends,
   };
 }
 
 /**
- * PostgreSQL's bytes (tables and indexes) per turn of the real CLI: the
- * measured bytes per byte of a stored turn's JSON, times the real CLI's
- * transcript bytes per turn.
+ * PostgreSQL's bytes (tables and indexes) per turn through a relay: the
+ * measured bytes per byte of a stored turn's JSON, times the JSON bytes a
+ * relay stores per turn (its record and the transcript's entries).
  */
 export function pgBytesPerTurn(costs: Costs): number {
-  return cost(costs, "pgTurnBytes") / cost(costs, "turnJsonBytes") * cost(costs, "cliTurnBytes");
+  return cost(costs, "pgTurnBytes") / cost(costs, "turnJsonBytes") * cost(costs, "storeTurnBytes");
 }

@@ -15,10 +15,11 @@ const COSTS: Costs = {
   cliColdMs: 1000,
   cliIdleCpu: 2,
   poolRecordBytes: 1024,
-  cliTurnLines: 5,
+  storeRowsPerTurn: 5,
+  storeAppendsPerTurn: 2,
   pgTurnBytes: 6000,
   turnJsonBytes: 3000, // 2 B in PostgreSQL per byte of JSON
-  cliTurnBytes: 2500, // 5000 B in PostgreSQL per turn
+  storeTurnBytes: 2500, // 5000 B in PostgreSQL per turn
   pgTurnsPerSecN: 1000,
 };
 const HOST = { cores: 16, gib: 64 }; // 64412 MiB free: 65536 - 1024 reserved - 100 shared
@@ -59,7 +60,8 @@ Deno.test("the capacity model", async (t) => {
     assert.ok(Math.abs(got.pgRowsPerSec - (10_000 / 60) * 5) < 1e-9);
     const perDay = (10_000 / 60) * 86400 * 5000 / 1073741824;
     assert.ok(Math.abs(got.pgGibPerDay - perDay) < 1e-9);
-    assert.ok(Math.abs(got.pgHeadroom - 6) < 1e-9);
+    assert.ok(Math.abs(got.pgAppendsPerSec - (10_000 / 60) * 2) < 1e-9);
+    assert.ok(Math.abs(got.pgHeadroom - 3) < 1e-9); // 1000 / 333.3
   });
 
   await t.step("a cost not measured is named", () => {

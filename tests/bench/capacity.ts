@@ -26,7 +26,8 @@
  * Parts (`--only`): `cli` (the real CLI against the fake Messages API),
  * `library` (the library's CPU per turn over the pool's stand-in CLI, the
  * pool's heap per hibernated conversation), `relay` (a relay process over
- * the stand-in), `store` (PostgreSQL and the directory store). A part
+ * the stand-in), `store` (PostgreSQL and the directory store), `mirror`
+ * (what a store receives per turn through a relay, real CLI). A part
  * whose component is missing is left out and says why; the model needs all.
  *
  * @module
@@ -34,6 +35,7 @@
 
 import { measureRealCli } from "./_capacity_cli.ts";
 import { measureLibrary } from "./_capacity_library.ts";
+import { measureMirror } from "./_capacity_mirror.ts";
 import { measureRelay } from "./_capacity_relay.ts";
 import { measureStores } from "./_capacity_store.ts";
 import {
@@ -61,12 +63,14 @@ const SIZES = smoke
     library: { rounds: 2, turns: 50, conversations: 200 },
     relay: { rounds: 1, connections: 4, turns: 40 },
     store: { rounds: 2, turns: 40, writers: 8, lengths: [10, 100] },
+    mirror: { samples: 1, turns: 3 },
   }
   : {
     cli: { samples: 5, turns: 20, spaced: 3, quietMs: 20_000, idleCpuMs: 20_000 },
     library: { rounds: 5, turns: 300, conversations: 1000 },
     relay: { rounds: 3, connections: 24, turns: 480 },
     store: { rounds: 5, turns: 200, writers: 16, lengths: [10, 100, 1000] },
+    mirror: { samples: 3, turns: 10 },
   };
 
 if (from === undefined && !forceGc()) {
@@ -87,6 +91,11 @@ if (wanted("store")) {
   const got = await measureStores(SIZES.store);
   figures.push(...got.figures);
   if (got.missing !== undefined) missing.push(got.missing);
+}
+if (wanted("mirror")) {
+  const got = await measureMirror(SIZES.mirror);
+  if (typeof got === "string") missing.push(got);
+  else figures.push(...got);
 }
 if (wanted("cli")) {
   const got = await measureRealCli(SIZES.cli);
@@ -176,6 +185,7 @@ try {
       "hosts 16c/64G",
       "first limit",
       "PG conns",
+      "PG appends/s",
       "PG rows/s",
       "PG GiB/day",
       "PG headroom",
@@ -190,6 +200,7 @@ try {
       String(f.hosts),
       f.bottleneck,
       String(f.pgConnections),
+      shown(f.pgAppendsPerSec),
       shown(f.pgRowsPerSec),
       shown(f.pgGibPerDay),
       `${shown(f.pgHeadroom)}x`,
