@@ -19,6 +19,10 @@
  * - `clear`: as `spare`, after a `shouldQuery: false` text line and
  *   `/clear` (a fresh session id, but the next request carries the
  *   `/clear` command's caveat).
+ * - `primed-context`: as `primed`, then `get_context_usage` (a control
+ *   request: nothing in the conversation, but the CLI builds its system
+ *   prompt and tool schemas for it, and asks the API's `count_tokens` about
+ *   28 times: an API call, so measured, not kept).
  * - `pool-spare` / `pool-primed`: `SessionPool({ spares: 1 })` without and
  *   with `primeSpares`, `acquire` to result once the spare has been ready
  *   `waitMs` (row 8b's measure).
@@ -59,6 +63,7 @@ const MODES = [
   "clear",
   "pool-spare",
   "pool-primed",
+  "primed-context",
   "cold-nolog",
   "pool-spare-nolog",
   "pool-primed-nolog",
@@ -79,7 +84,6 @@ interface Sample {
   first: Phases;
   warm: number;
 }
-
 
 /**
  * Reads a turn's phases from the debug log: the first engine turn after `sentAt`.
@@ -143,6 +147,9 @@ async function timedTurn(
 /* Runs a line the conversation would see (an idea that is measured, not kept). */
 async function warmUpLine(session: DuplexSession, mode: Way): Promise<void> {
   if (mode === "cost") await session.send("/cost", { timeoutMs: TURN_LIMIT_MS });
+  if (mode === "primed-context") {
+    await session.request("get_context_usage", {}, { timeoutMs: TURN_LIMIT_MS });
+  }
   if (mode === "clear") {
     await session.send("warm-up", { shouldQuery: false, timeoutMs: TURN_LIMIT_MS });
     await session.send("/clear", { timeoutMs: TURN_LIMIT_MS });
@@ -163,7 +170,7 @@ async function sample(bench: Bench, given: Mode): Promise<Sample> {
       session = await DuplexSession.start({ transport: open });
       first = await timedTurn(session, `cold ${bench.next}`, from);
     } else {
-      const primed = mode === "primed" ? primer(open) : undefined;
+      const primed = mode === "primed" || mode === "primed-context" ? primer(open) : undefined;
       session = await DuplexSession.start({
         initialize: true,
         transport: primed?.factory ?? open,

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { DuplexSession } from "../../../../src/session/duplex_session.ts";
 import { isDuplexError } from "../../../../src/errors.ts";
-import { primer, PRIMING_LINE } from "../../../../adapters/subprocess/pool/_primer.ts";
+import { type Primer, primer, PRIMING_LINE } from "../../../../adapters/subprocess/pool/_primer.ts";
 import { SessionPool } from "../../../../adapters/subprocess/pool/mod.ts";
 import type { PoolEvent } from "../../../../adapters/subprocess/pool/pool_events.ts";
 import {
@@ -45,10 +45,18 @@ function primable(
   return new ScriptedCli({ echo: true, rules: [rule], chunking: options.chunking ?? "line" });
 }
 
+/** A session over a primer, initialised: what `primeSpares` starts. */
+async function primingSession(cli: ScriptedCli): Promise<[Primer, DuplexSession]> {
+  const primed = primer(cli.transport);
+  const session = await DuplexSession.start({ initialize: true, transport: primed.factory });
+  await session.initialized;
+  return [primed, session];
+}
+
 Deno.test("primer: the priming line's answer is hidden; the session sees a plain spare", async (t) => {
   for (const chunking of ["line", "bytes", { maxChunk: 7 }] as const) {
     await t.step(`chunks: ${JSON.stringify(chunking)}`, async () => {
-      const marker = { type: "system", subtype: "status", status: null, session_id: "s" };
+      const marker = { type: "system", subtype: "status", status: null, "session_id": "s" };
       const cli = primable({ chunking, extra: [marker] });
       const primed = primer(cli.transport);
       await using session = await DuplexSession.start({
@@ -79,12 +87,8 @@ Deno.test("primer: the priming line's answer is hidden; the session sees a plain
 
 Deno.test("primer: a refusal, an end and an abort while priming reject, typed", async (t) => {
   await t.step("an error result rejects with protocol", async () => {
-    const primed = primer(primable({ refuse: true }).transport);
-    await using session = await DuplexSession.start({
-      initialize: true,
-      transport: primed.factory,
-    });
-    await session.initialized;
+    const [primed, opened] = await primingSession(primable({ refuse: true }));
+    await using _session = opened;
     await assert.rejects(
       primed.prime(AbortSignal.timeout(5000)),
       (error) => isDuplexError(error, "protocol") && /refused the priming line/.test(error.message),
@@ -92,12 +96,8 @@ Deno.test("primer: a refusal, an end and an abort while priming reject, typed", 
   });
   await t.step("the CLI ending first rejects with process_exited", async () => {
     const cli = new ScriptedCli({ echo: true, rules: [{ match: isPriming, reply: () => [] }] });
-    const primed = primer(cli.transport);
-    await using session = await DuplexSession.start({
-      initialize: true,
-      transport: primed.factory,
-    });
-    await session.initialized;
+    const [primed, opened] = await primingSession(cli);
+    await using _session = opened;
     const priming = primed.prime(AbortSignal.timeout(5000));
     await cli.nextWrite(isPriming);
     cli.exit({ code: 1 });
@@ -105,12 +105,8 @@ Deno.test("primer: a refusal, an end and an abort while priming reject, typed", 
   });
   await t.step("an abort rejects with its reason; a second prime is refused", async () => {
     const cli = new ScriptedCli({ echo: true, rules: [{ match: isPriming, reply: () => [] }] });
-    const primed = primer(cli.transport);
-    await using session = await DuplexSession.start({
-      initialize: true,
-      transport: primed.factory,
-    });
-    await session.initialized;
+    const [primed, opened] = await primingSession(cli);
+    await using _session = opened;
     const controller = new AbortController();
     const priming = primed.prime(controller.signal);
     await cli.nextWrite(isPriming);
