@@ -303,15 +303,19 @@ export function spawnAgent(kind: AgentKind, options: SpawnAgentOptions): Spawned
       // Broken pipe: the end.
     }
   })();
-  const client = new AcpTestClient(
-    { readable: child.stdout, writable: child.stdin },
-    options.policy,
-  );
+  // The SDK's `close()` leaves the output stream open: the agent's stdin is ended here.
+  const stdin = child.stdin.getWriter();
+  const writable = new WritableStream<Uint8Array>({
+    write: (chunk) => stdin.write(chunk),
+    close: () => stdin.close(),
+  });
+  const client = new AcpTestClient({ readable: child.stdout, writable }, options.policy);
   let closing: Promise<{ status: Deno.CommandStatus; killed: number[] }> | undefined;
   const close = (): Promise<{ status: Deno.CommandStatus; killed: number[] }> => {
     closing ??= (async () => {
       const seen = new Set(await markedPids(mark));
       client.close();
+      await stdin.close().catch(() => {});
       const grace = options.graceMs ?? 5_000;
       let status = await bounded(child.status, grace);
       if (status === undefined) {

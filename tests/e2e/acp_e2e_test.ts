@@ -3,9 +3,10 @@
  * `deno run -A adapters/acp/main.ts --cli=<the real claude>` and drives it
  * over stdio, offline against the fake Messages API: a tool call approved
  * through `session/request_permission` (the tool really ran), one denied
- * (the model sees the denial), a cancel mid-turn (`cancelled`, and the
- * session answers the next prompt), a mode switch (`acceptEdits`: a write
- * runs without asking), and a `session/load` in a new agent process of the
+ * (the model sees the denial), a mode switch (`acceptEdits`: a write runs
+ * without asking), a cancel mid-turn (`cancelled`, and the session answers
+ * the next prompt; last, as claude-agent-acp's next turns are off by one
+ * after it), and a `session/load` in a new agent process of the
  * earlier session (its history replayed, and sent to the model with the next
  * prompt). Every process of each agent is reaped.
  *
@@ -46,14 +47,23 @@ function requestText(body: unknown): string {
 }
 
 async function reaped(agent: SpawnedAgent): Promise<void> {
-  const { killed } = await agent.close();
+  const { status, killed } = await agent.close();
   assert.deepEqual(killed, [], `${agent.kind} left processes behind:\n${agent.stderr()}`);
   assert.deepEqual(await agent.processes(), []);
+  // Ours ends by itself when the editor closes its stdin; claude-agent-acp 0.23.1 does not
+  // (its dist/index.js keeps `process.stdin.resume()`): spawnAgent then sends SIGTERM.
+  if (agent.kind === "duplex") assert.equal(status.code, 0, agent.stderr());
 }
 
 async function scenarios(t: Deno.TestContext, kind: AgentKind, cli: string): Promise<void> {
   await withSandbox(async (sandbox: Sandbox) => {
-    const spawn = () => spawnAgent(kind, { cli, env: sandbox.env, cwd: sandbox.work });
+    const spawn = () =>
+      spawnAgent(kind, {
+        cli,
+        env: sandbox.env,
+        cwd: sandbox.work,
+        graceMs: kind === "duplex" ? 5_000 : 1_000,
+      });
     let sessionId = "";
     const first = spawn();
     try {
@@ -106,21 +116,6 @@ async function scenarios(t: Deno.TestContext, kind: AgentKind, cli: string): Pro
         assert.match(result.content, /refused|rejected|denied|permission/i);
       });
 
-      await t.step(`${kind}: a cancel mid-turn answers cancelled, the next prompt works`, async () => {
-        const count = agent.client.updates.length;
-        const running = prompt(agent, sessionId, "[[stall]]");
-        await agent.client.waitFor((n: SessionNotification) =>
-          agent.client.updates.indexOf(n) >= count && n.sessionId === sessionId &&
-          n.update.sessionUpdate === "agent_message_chunk"
-        );
-        await agent.client.agent.notify(methods.agent.session.cancel, { sessionId });
-        assert.equal((await running).stopReason, "cancelled");
-        await sandbox.api.waitForStreamsClosed();
-        const next = await prompt(agent, sessionId, "after the cancel");
-        assert.equal(next.stopReason, "end_turn");
-        assert.match(agent.client.text(sessionId), /Echo: after the cancel/);
-      });
-
       await t.step(`${kind}: in acceptEdits a write runs without asking`, async () => {
         await agent.client.agent.request(methods.agent.session.setMode, {
           sessionId,
@@ -139,41 +134,68 @@ async function scenarios(t: Deno.TestContext, kind: AgentKind, cli: string): Pro
         });
         agent.client.policy = choose("allow_once");
       });
+      await t.step(
+        `${kind}: a cancel mid-turn answers cancelled, the next prompt works`,
+        async () => {
+          const count = agent.client.updates.length;
+          const running = prompt(agent, sessionId, "[[stall]]");
+          await agent.client.waitFor((n: SessionNotification) =>
+            agent.client.updates.indexOf(n) >= count && n.sessionId === sessionId &&
+            n.update.sessionUpdate === "agent_message_chunk"
+          );
+          await agent.client.agent.notify(methods.agent.session.cancel, { sessionId });
+          assert.equal((await running).stopReason, "cancelled");
+          await sandbox.api.waitForStreamsClosed();
+          const next = await prompt(agent, sessionId, "after the cancel");
+          assert.equal(next.stopReason, "end_turn");
+          await sandbox.api.waitForRequest((r) => r.prompt === "after the cancel");
+          if (kind === "duplex") {
+            assert.match(agent.client.text(sessionId), /Echo: after the cancel/);
+          }
+          // claude-agent-acp 0.23.1 answers the prompt after a cancel with the interrupted
+          // turn's leftover result (end_turn, zero usage) before its answer streams: its
+          // `prompt` loop (dist/acp-agent.js) reads the old turn's `result` as this one's.
+          // That answer then never reaches the client as a chunk; docs/acp.md says so.
+        },
+      );
     } finally {
       await reaped(first);
     }
 
-    await t.step(`${kind}: session/load in a new agent replays and continues the session`, async () => {
-      const second = spawn();
-      try {
-        await second.client.initialize();
-        await second.client.agent.request(methods.agent.session.load, {
-          sessionId,
-          cwd: sandbox.work,
-          mcpServers: [],
-        });
-        const replayed = second.client.of(sessionId);
-        assert.ok(
-          replayed.some((u) =>
-            u.sessionUpdate === "user_message_chunk" && u.content.type === "text" &&
-            u.content.text.includes("after the cancel")
-          ),
-          `the history was replayed: ${replayed.map((u) => u.sessionUpdate).join(", ")}`,
-        );
-        const before = sandbox.api.messageRequests.length;
-        const { stopReason } = await prompt(second, sessionId, "what came before?");
-        assert.equal(stopReason, "end_turn");
-        const request = sandbox.api.messageRequests.slice(before).find((r) =>
-          r.prompt === "what came before?"
-        );
-        assert.ok(request, "the fake API got the prompt");
-        const seen = requestText(request.body);
-        assert.match(seen, /after the cancel/, "the model sees the earlier turn");
-        assert.match(seen, /Echo: after the cancel/, "and its answer");
-      } finally {
-        await reaped(second);
-      }
-    });
+    await t.step(
+      `${kind}: session/load in a new agent replays and continues the session`,
+      async () => {
+        const second = spawn();
+        try {
+          await second.client.initialize();
+          await second.client.agent.request(methods.agent.session.load, {
+            sessionId,
+            cwd: sandbox.work,
+            mcpServers: [],
+          });
+          const replayed = second.client.of(sessionId);
+          assert.ok(
+            replayed.some((u) =>
+              u.sessionUpdate === "user_message_chunk" && u.content.type === "text" &&
+              u.content.text.includes("after the cancel")
+            ),
+            `the history was replayed: ${replayed.map((u) => u.sessionUpdate).join(", ")}`,
+          );
+          const before = sandbox.api.messageRequests.length;
+          const { stopReason } = await prompt(second, sessionId, "what came before?");
+          assert.equal(stopReason, "end_turn");
+          const request = sandbox.api.messageRequests.slice(before).find((r) =>
+            r.prompt === "what came before?"
+          );
+          assert.ok(request, "the fake API got the prompt");
+          const seen = requestText(request.body);
+          assert.match(seen, /after the cancel/, "the model sees the earlier turn");
+          assert.match(seen, /Echo: after the cancel/, "and its answer");
+        } finally {
+          await reaped(second);
+        }
+      },
+    );
   });
 }
 
