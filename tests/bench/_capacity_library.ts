@@ -31,6 +31,8 @@ export interface LibraryParams {
   readonly turns: number;
   /** Hibernated conversations per pool-memory sample. */
   readonly conversations: number;
+  /** The stand-in CLI's path. */
+  readonly standIn: string;
 }
 
 /**
@@ -46,7 +48,9 @@ export async function measureLibrary(params: LibraryParams): Promise<Figure[]> {
   try {
     // One stand-in per round, all kept live (their shared pages in none's USS).
     for (let round = 0; round < params.rounds; round++) {
-      const session = await DuplexSession.start({ transport: subprocess(standInCli()) });
+      const session = await DuplexSession.start({
+        transport: subprocess(standInCli(params.standIn)),
+      });
       sessions.push(session);
       const pid = session.pid;
       if (pid === undefined) throw new Error("Cannot measure the stand-in: its session has no pid");

@@ -10,17 +10,22 @@ import process from "node:process";
 import { median } from "./_measure.ts";
 import { denoRunArgs } from "../adapters/subprocess/_helpers.ts";
 
-const FAKE_POOL_CLAUDE = decodeURIComponent(
+/** The pool tests' stand-in CLI, the default of {@linkcode standInCli}. */
+export const FAKE_POOL_CLAUDE: string = decodeURIComponent(
   new URL("../fixtures/fake_pool_claude.ts", import.meta.url).pathname,
 );
 
 /**
- * The options that run the pool's stand-in CLI (its turns kept in memory).
+ * The options that run a stand-in CLI (a Deno script taking the CLI's flags).
  *
+ * @param script Its path (default: the pool tests' stand-in, its turns kept in memory).
  * @returns The binary and its arguments.
  */
-export function standInCli(): { binary: string; binaryArgs: string[] } {
-  return { binary: Deno.execPath(), binaryArgs: denoRunArgs(FAKE_POOL_CLAUDE) };
+export function standInCli(script: string = FAKE_POOL_CLAUDE): {
+  binary: string;
+  binaryArgs: string[];
+} {
+  return { binary: Deno.execPath(), binaryArgs: denoRunArgs(script) };
 }
 
 /** One process's memory, in MiB. */

@@ -23,6 +23,8 @@ export interface RelayParams {
   readonly connections: number;
   /** Warm turns in all, spread over the connections. */
   readonly turns: number;
+  /** The stand-in CLI's path. */
+  readonly standIn: string;
 }
 
 const CHILD = decodeURIComponent(new URL("./_capacity_relay_child.ts", import.meta.url).pathname);
@@ -62,6 +64,7 @@ async function round(
         token,
         workspace,
         maxSessions: params.connections + 4,
+        standIn: params.standIn,
       }),
     },
     stdin: "null",

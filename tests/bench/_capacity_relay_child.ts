@@ -1,7 +1,7 @@
 /**
  * A relay process of the capacity bench: `serveRelay` over the pool's
  * stand-in CLI, configured by `CAPACITY_RELAY` (`{ token, workspace,
- * maxSessions }`). It prints one line, `{"url":…}`, once it listens; a
+ * maxSessions, standIn }`, `standIn` the stand-in's path). It prints one line, `{"url":…}`, once it listens; a
  * SIGTERM closes it (the relay's default `hostSignal`).
  *
  * @module
@@ -11,7 +11,7 @@ import { serveRelay } from "../../adapters/relay/mod.ts";
 import { standInCli } from "./_capacity_proc.ts";
 
 const config = JSON.parse(Deno.env.get("CAPACITY_RELAY") ?? "null") as
-  | { token: string; workspace: string; maxSessions: number }
+  | { token: string; workspace: string; maxSessions: number; standIn: string }
   | null;
 if (config === null) throw new Error("Cannot start the capacity relay: CAPACITY_RELAY is not set");
 const relay = serveRelay({
@@ -19,7 +19,7 @@ const relay = serveRelay({
   workspace: config.workspace,
   tenancy: "shared",
   maxSessions: config.maxSessions,
-  cli: standInCli(),
+  cli: standInCli(config.standIn),
 });
 // deno-lint-ignore no-console
 console.log(JSON.stringify({ url: relay.url }));

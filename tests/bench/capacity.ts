@@ -14,6 +14,8 @@
  * deno run -A tests/bench/capacity.ts --from=capacity.json --soak=stand-in:3:1000 --soak=real:3:24
  * ```
  *
+ * `--stand-in=<script>` runs another stand-in CLI than the pool tests' in
+ * the `library` and `relay` parts (a soak's own, to predict that soak).
  * `--from` reads the figures of an earlier `--json` run instead of measuring;
  * each `--soak=<stand-in|real>:<relays>:<live conversations>` prints what the
  * model predicts for a soak of that shape on this machine
@@ -47,7 +49,7 @@ import {
   type Load,
   perHost,
 } from "./_capacity_model.ts";
-import { type Figure, markdownTable, progress } from "./_capacity_proc.ts";
+import { FAKE_POOL_CLAUDE, type Figure, markdownTable, progress } from "./_capacity_proc.ts";
 import { parseShape, predictSoak } from "./_capacity_soak.ts";
 import { forceGc } from "./_measure.ts";
 
@@ -55,20 +57,22 @@ const smoke = Deno.args.includes("--smoke");
 const jsonPath = Deno.args.find((arg) => arg.startsWith("--json="))?.slice("--json=".length);
 const from = Deno.args.find((arg) => arg.startsWith("--from="))?.slice("--from=".length);
 const soaks = Deno.args.filter((arg) => arg.startsWith("--soak=")).map((arg) => arg.slice(7));
+const standIn = Deno.args.find((arg) => arg.startsWith("--stand-in="))?.slice(11) ??
+  FAKE_POOL_CLAUDE;
 const only = Deno.args.find((arg) => arg.startsWith("--only="))?.slice("--only=".length)
   .split(",");
 const SIZES = smoke
   ? {
     cli: { samples: 2, turns: 5, spaced: 1, quietMs: 3000, idleCpuMs: 3000 },
-    library: { rounds: 2, turns: 50, conversations: 200 },
-    relay: { rounds: 1, connections: 4, turns: 40 },
+    library: { rounds: 2, turns: 50, conversations: 200, standIn },
+    relay: { rounds: 1, connections: 4, turns: 40, standIn },
     store: { rounds: 2, turns: 40, writers: 8, lengths: [10, 100] },
     mirror: { samples: 1, turns: 3 },
   }
   : {
     cli: { samples: 5, turns: 20, spaced: 3, quietMs: 20_000, idleCpuMs: 20_000 },
-    library: { rounds: 5, turns: 300, conversations: 1000 },
-    relay: { rounds: 3, connections: 24, turns: 480 },
+    library: { rounds: 5, turns: 300, conversations: 1000, standIn },
+    relay: { rounds: 3, connections: 24, turns: 480, standIn },
     store: { rounds: 5, turns: 200, writers: 16, lengths: [10, 100, 1000] },
     mirror: { samples: 3, turns: 10 },
   };
