@@ -47,6 +47,8 @@ export class AcpTestClient {
   readonly permissions: RequestPermissionRequest[] = [];
   /** Where the first update of each prompt arrived (performance.now()). */
   firstUpdateAt: number | undefined;
+  /** When each update arrived (`performance.now()`). */
+  readonly arrivals: WeakMap<SessionNotification, number> = new WeakMap();
   readonly #connection: ClientConnection;
   readonly #waiters = new Set<Waiter>();
   /** The policy for the next permission requests. */
@@ -66,6 +68,7 @@ export class AcpTestClient {
     this.#connection = client({ name: "duplex-acp-tests" })
       .onNotification(methods.client.session.update, ({ params }) => {
         this.firstUpdateAt ??= performance.now();
+        this.arrivals.set(params, performance.now());
         this.updates.push(params);
         for (const waiter of [...this.#waiters]) {
           if (!waiter.pred(params)) continue;
