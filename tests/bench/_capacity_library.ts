@@ -45,11 +45,12 @@ export async function measureLibrary(params: LibraryParams): Promise<Figure[]> {
   const cpu: number[] = [];
   const standIn = { cold: [] as number[], turn: [] as number[], memory: [] as Memory[] };
   const sessions: DuplexSession[] = [];
+  const configDir = await Deno.makeTempDir({ prefix: "duplex-capacity-stand-in-" });
   try {
     // One stand-in per round, all kept live (their shared pages in none's USS).
     for (let round = 0; round < params.rounds; round++) {
       const session = await DuplexSession.start({
-        transport: subprocess(standInCli(params.standIn)),
+        transport: subprocess(standInCli(params.standIn, configDir)),
       });
       sessions.push(session);
       const pid = session.pid;
@@ -69,6 +70,7 @@ export async function measureLibrary(params: LibraryParams): Promise<Figure[]> {
     for (const session of sessions) standIn.memory.push(memoryOf(session.pid!));
   } finally {
     for (const session of sessions) await session.close();
+    await Deno.remove(configDir, { recursive: true }).catch(() => {});
   }
   progress(`library: ${cpu.map((ms) => ms.toFixed(3)).join(", ")} ms CPU per warm turn`);
   const record: number[] = [];

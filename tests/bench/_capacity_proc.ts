@@ -19,13 +19,19 @@ export const FAKE_POOL_CLAUDE: string = decodeURIComponent(
  * The options that run a stand-in CLI (a Deno script taking the CLI's flags).
  *
  * @param script Its path (default: the pool tests' stand-in, its turns kept in memory).
- * @returns The binary and its arguments.
+ * @param configDir Its `CLAUDE_CONFIG_DIR` (where a stand-in that keeps transcripts writes them).
+ * @returns The binary, its arguments and that variable.
  */
-export function standInCli(script: string = FAKE_POOL_CLAUDE): {
+export function standInCli(script: string, configDir: string): {
   binary: string;
   binaryArgs: string[];
+  extraEnv: Record<string, string>;
 } {
-  return { binary: Deno.execPath(), binaryArgs: denoRunArgs(script) };
+  return {
+    binary: Deno.execPath(),
+    binaryArgs: denoRunArgs(script),
+    extraEnv: { CLAUDE_CONFIG_DIR: configDir },
+  };
 }
 
 /** One process's memory, in MiB. */

@@ -65,6 +65,7 @@ async function round(
         workspace,
         maxSessions: params.connections + 4,
         standIn: params.standIn,
+        configDir: workspace,
       }),
     },
     stdin: "null",

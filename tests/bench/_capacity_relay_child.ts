@@ -1,7 +1,8 @@
 /**
  * A relay process of the capacity bench: `serveRelay` over the pool's
  * stand-in CLI, configured by `CAPACITY_RELAY` (`{ token, workspace,
- * maxSessions, standIn }`, `standIn` the stand-in's path). It prints one line, `{"url":…}`, once it listens; a
+ * maxSessions, standIn, configDir }`: the stand-in's path and its
+ * `CLAUDE_CONFIG_DIR`). It prints one line, `{"url":…}`, once it listens; a
  * SIGTERM closes it (the relay's default `hostSignal`).
  *
  * @module
@@ -11,7 +12,7 @@ import { serveRelay } from "../../adapters/relay/mod.ts";
 import { standInCli } from "./_capacity_proc.ts";
 
 const config = JSON.parse(Deno.env.get("CAPACITY_RELAY") ?? "null") as
-  | { token: string; workspace: string; maxSessions: number; standIn: string }
+  | { token: string; workspace: string; maxSessions: number; standIn: string; configDir: string }
   | null;
 if (config === null) throw new Error("Cannot start the capacity relay: CAPACITY_RELAY is not set");
 const relay = serveRelay({
@@ -19,7 +20,7 @@ const relay = serveRelay({
   workspace: config.workspace,
   tenancy: "shared",
   maxSessions: config.maxSessions,
-  cli: standInCli(config.standIn),
+  cli: standInCli(config.standIn, config.configDir),
 });
 // deno-lint-ignore no-console
 console.log(JSON.stringify({ url: relay.url }));

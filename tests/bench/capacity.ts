@@ -57,8 +57,8 @@ const smoke = Deno.args.includes("--smoke");
 const jsonPath = Deno.args.find((arg) => arg.startsWith("--json="))?.slice("--json=".length);
 const from = Deno.args.find((arg) => arg.startsWith("--from="))?.slice("--from=".length);
 const soaks = Deno.args.filter((arg) => arg.startsWith("--soak=")).map((arg) => arg.slice(7));
-const standIn = Deno.args.find((arg) => arg.startsWith("--stand-in="))?.slice(11) ??
-  FAKE_POOL_CLAUDE;
+const standInArg = Deno.args.find((arg) => arg.startsWith("--stand-in="))?.slice(11);
+const standIn = standInArg === undefined ? FAKE_POOL_CLAUDE : Deno.realPathSync(standInArg);
 const only = Deno.args.find((arg) => arg.startsWith("--only="))?.slice("--only=".length)
   .split(",");
 const SIZES = smoke
