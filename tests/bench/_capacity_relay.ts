@@ -25,6 +25,8 @@ export interface RelayParams {
   readonly turns: number;
   /** The stand-in CLI's path. */
   readonly standIn: string;
+  /** Whether the relay mirrors to a store (in memory), as a relay of a fleet does. */
+  readonly store: boolean;
 }
 
 const CHILD = decodeURIComponent(new URL("./_capacity_relay_child.ts", import.meta.url).pathname);
@@ -66,6 +68,7 @@ async function round(
         maxSessions: params.connections + 4,
         standIn: params.standIn,
         configDir: workspace,
+        store: params.store,
       }),
     },
     stdin: "null",
@@ -145,6 +148,13 @@ export async function measureRelay(params: RelayParams): Promise<Figure[]> {
       "KiB",
       perConn,
     ),
-    figure("relayTurnCpuMs", "relay: CPU per turn (relay process)", "ms", cpu),
+    figure(
+      "relayTurnCpuMs",
+      `relay: CPU per turn (relay process${
+        params.store ? ", mirroring to a store in memory" : ""
+      })`,
+      "ms",
+      cpu,
+    ),
   ];
 }

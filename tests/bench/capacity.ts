@@ -16,6 +16,7 @@
  *
  * `--stand-in=<script>` runs another stand-in CLI than the pool tests' in
  * the `library` and `relay` parts (a soak's own, to predict that soak).
+ * `--relay-store` has the `relay` part's relay mirror to a store in memory.
  * `--from` reads the figures of an earlier `--json` run instead of measuring;
  * each `--soak=<stand-in|real>:<relays>:<live conversations>` prints what the
  * model predicts for a soak of that shape on this machine
@@ -59,20 +60,21 @@ const from = Deno.args.find((arg) => arg.startsWith("--from="))?.slice("--from="
 const soaks = Deno.args.filter((arg) => arg.startsWith("--soak=")).map((arg) => arg.slice(7));
 const standInArg = Deno.args.find((arg) => arg.startsWith("--stand-in="))?.slice(11);
 const standIn = standInArg === undefined ? FAKE_POOL_CLAUDE : Deno.realPathSync(standInArg);
+const relayStore = Deno.args.includes("--relay-store");
 const only = Deno.args.find((arg) => arg.startsWith("--only="))?.slice("--only=".length)
   .split(",");
 const SIZES = smoke
   ? {
     cli: { samples: 2, turns: 5, spaced: 1, quietMs: 3000, idleCpuMs: 3000 },
     library: { rounds: 2, turns: 50, conversations: 200, standIn },
-    relay: { rounds: 1, connections: 4, turns: 40, standIn },
+    relay: { rounds: 1, connections: 4, turns: 40, standIn, store: relayStore },
     store: { rounds: 2, turns: 40, writers: 8, lengths: [10, 100] },
     mirror: { samples: 1, turns: 3 },
   }
   : {
     cli: { samples: 5, turns: 20, spaced: 3, quietMs: 20_000, idleCpuMs: 20_000 },
     library: { rounds: 5, turns: 300, conversations: 1000, standIn },
-    relay: { rounds: 3, connections: 24, turns: 480, standIn },
+    relay: { rounds: 3, connections: 24, turns: 480, standIn, store: relayStore },
     store: { rounds: 5, turns: 200, writers: 16, lengths: [10, 100, 1000] },
     mirror: { samples: 3, turns: 10 },
   };
