@@ -73,7 +73,8 @@ if (missing.length > 0) {
 
       await t.step("a typed prompt's answer appears", async () => {
         await ask(tab, "Hello browser");
-        await tab.waitFor(`${ANSWER} === "Echo: Hello browser"`, "the answer");
+        // The first turn starts the CLI: a loaded machine takes its time.
+        await tab.waitFor(`${ANSWER} === "Echo: Hello browser"`, "the answer", 45_000);
         await settled(tab, "the turn's end");
       });
 
