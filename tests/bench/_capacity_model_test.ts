@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import { type Costs, fleet, hostCapacity, perConversation, perHost } from "./_capacity_model.ts";
+import { checkSoak, parseShape, predictSoak } from "./_capacity_soak.ts";
 
 const COSTS: Costs = {
   cliIdleNRss: 200, // MiB: 100 shared (the binary) + 100 private
@@ -63,6 +64,49 @@ Deno.test("the capacity model", async (t) => {
     assert.ok(Math.abs(got.pgAppendsPerSec - (10_000 / 60) * 2) < 1e-9);
     assert.ok(Math.abs(got.pgHeadroom - 3) < 1e-9); // 1000 / 333.3
   });
+
+  await t.step(
+    "a soak: its relays' RSS, its CLIs' memory, its CPU ceiling, the model's error",
+    () => {
+      const costs = {
+        ...COSTS,
+        relayBaseMb: 60,
+        standInRss: 40,
+        standInUss: 10, // 30 MiB shared
+        standInTurnCpuMs: 2, // a turn: 2 + 1 + 1 = 4 ms
+      };
+      const shape = parseShape("stand-in:3:30", 2);
+      assert.deepEqual(predictSoak(costs, shape), {
+        relayRssMib: 70, // 60 + 10 conversations x 1 MiB
+        cliMib: 330, // 30 x 10 + 30
+        turnsPerSec: 500, // 2 cores / 4 ms
+      });
+      assert.throws(() => parseShape("stand-in:0:30", 2), /Cannot read the soak shape/);
+      const report = (turns: number, peakMib: number) => ({
+        options: { cli: "stand-in" as const, concurrency: 30 },
+        turnsPerSec: 100,
+        delivered: turns,
+        errorResults: 0,
+        relayRss: [{ peakMib }, { peakMib: 60 }, { peakMib: 61 }],
+        relayKibPerSession: 1536,
+      });
+      const checks = checkSoak(costs, [
+        { report: report(1000, 77), cpuS: 20 },
+        { report: report(3000, 84), cpuS: 30 },
+      ], 2);
+      assert.deepEqual(checks.map((c) => [c.predicted, c.measured]), [
+        [70, 77],
+        [1024, 1536],
+        [500, 100],
+        [70, 84],
+        [1024, 1536],
+        [500, 100],
+        [4, 5], // 10 s of CPU for 2000 more turns
+      ]);
+      assert.ok(Math.abs(checks[0]!.error - 0.1) < 1e-12);
+      assert.ok(Math.abs(checks.at(-1)!.error - 0.25) < 1e-12);
+    },
+  );
 
   await t.step("a cost not measured is named", () => {
     const { cliIdleCpu: _, ...without } = COSTS;

@@ -74,3 +74,82 @@ export function parseShape(text: string, cores: number): SoakShape {
   }
   return { cli, relays: Number(relays), live: Number(live), cores };
 }
+
+/** What the check reads of a soak's report (`tests/soak/soak.ts --json`). */
+export interface SoakFigures {
+  readonly options: { readonly cli: "stand-in" | "real"; readonly concurrency: number };
+  readonly turnsPerSec: number;
+  readonly delivered: number;
+  readonly errorResults: number;
+  readonly relayRss: readonly { readonly peakMib: number }[];
+  readonly relayKibPerSession?: number;
+}
+
+/** One figure, predicted and measured. */
+export interface SoakCheck {
+  readonly what: string;
+  readonly predicted: number;
+  readonly measured: number;
+  /** `(measured - predicted) / predicted`. */
+  readonly error: number;
+}
+
+function check(what: string, predicted: number, measured: number): SoakCheck {
+  return { what, predicted, measured, error: (measured - predicted) / predicted };
+}
+
+/**
+ * The model against soak runs: each run's relays' peak RSS and RSS per live
+ * conversation, its turns per second against the CPU ceiling, and, given
+ * two runs with the CPU each used in all (its process tree's, from
+ * `getrusage`), the CPU of one more turn.
+ *
+ * @param costs The measured costs (the stand-in's from a `--stand-in` run of the soak's CLI).
+ * @param runs The soak reports, with the CPU seconds each run used if known.
+ * @param cores The machine's cores.
+ * @returns The checks.
+ */
+export function checkSoak(
+  costs: Costs,
+  runs: readonly { readonly report: SoakFigures; readonly cpuS?: number }[],
+  cores: number,
+): SoakCheck[] {
+  const checks: SoakCheck[] = [];
+  for (const { report } of runs) {
+    const relays = report.relayRss.length;
+    const shape = { cli: report.options.cli, relays, live: report.options.concurrency, cores };
+    const predicted = predictSoak(costs, shape);
+    const size = `${report.options.cli}, ${report.options.concurrency} at once`;
+    checks.push(check(
+      `${size}: a relay's peak RSS, MiB`,
+      predicted.relayRssMib,
+      Math.max(...report.relayRss.map((relay) => relay.peakMib)),
+    ));
+    if (report.relayKibPerSession !== undefined) {
+      checks.push(check(
+        `${size}: relay RSS per live conversation, KiB`,
+        cost(costs, "relayConnKib"),
+        report.relayKibPerSession,
+      ));
+    }
+    checks.push(
+      check(
+        `${size}: turns/s (the model: CPU's ceiling)`,
+        predicted.turnsPerSec,
+        report.turnsPerSec,
+      ),
+    );
+  }
+  const timed = runs.filter((run) => run.cpuS !== undefined);
+  if (timed.length === 2 && timed[0]!.report.options.cli === timed[1]!.report.options.cli) {
+    const turns = timed.map((run) => run.report.delivered + run.report.errorResults);
+    const perTurn = ((timed[1]!.cpuS! - timed[0]!.cpuS!) * 1000) / (turns[1]! - turns[0]!);
+    const shape = { cli: timed[0]!.report.options.cli, relays: 1, live: 1, cores };
+    checks.push(check(
+      `${shape.cli}: CPU of one more turn (between the two runs), ms`,
+      (cores * 1000) / predictSoak(costs, shape).turnsPerSec,
+      perTurn,
+    ));
+  }
+  return checks;
+}

@@ -17,10 +17,14 @@
  * `--stand-in=<script>` runs another stand-in CLI than the pool tests' in
  * the `library` and `relay` parts (a soak's own, to predict that soak).
  * `--relay-store` has the `relay` part's relay mirror to a store in memory.
- * `--from` reads the figures of an earlier `--json` run instead of measuring;
+ * `--from=<a.json>[,<b.json>]` reads the figures of earlier `--json` runs
+ * instead of measuring (a later file's figure replaces an earlier one's);
  * each `--soak=<stand-in|real>:<relays>:<live conversations>` prints what the
  * model predicts for a soak of that shape on this machine
- * (`_capacity_soak.ts`), to set against the soak's own figures.
+ * (`_capacity_soak.ts`), to set against the soak's own figures; each
+ * `--check-soak=<file>[:<cpu seconds>]` reads a soak's report (the stdout of
+ * `tests/soak/soak.ts --json`) and prints the model's error against it
+ * (with two runs' CPU, the CPU of one more turn too).
  *
  * It needs `-A`: Deno lets a program read another process's memory
  * (`/proc/<pid>/smaps_rollup`) only with every permission, as `run.ts`'s
@@ -51,12 +55,16 @@ import {
   perHost,
 } from "./_capacity_model.ts";
 import { FAKE_POOL_CLAUDE, type Figure, markdownTable, progress } from "./_capacity_proc.ts";
-import { parseShape, predictSoak } from "./_capacity_soak.ts";
+import { checkSoak, parseShape, predictSoak } from "./_capacity_soak.ts";
 import { forceGc } from "./_measure.ts";
 
 const smoke = Deno.args.includes("--smoke");
 const jsonPath = Deno.args.find((arg) => arg.startsWith("--json="))?.slice("--json=".length);
 const from = Deno.args.find((arg) => arg.startsWith("--from="))?.slice("--from=".length);
+const soakRuns = Deno.args.filter((arg) => arg.startsWith("--check-soak=")).map((arg) => {
+  const [file, cpu] = arg.slice("--check-soak=".length).split(":");
+  return { file: file!, ...(cpu !== undefined && { cpuS: Number(cpu) }) };
+});
 const soaks = Deno.args.filter((arg) => arg.startsWith("--soak=")).map((arg) => arg.slice(7));
 const standInArg = Deno.args.find((arg) => arg.startsWith("--stand-in="))?.slice(11);
 const standIn = standInArg === undefined ? FAKE_POOL_CLAUDE : Deno.realPathSync(standInArg);
@@ -85,9 +93,15 @@ if (from === undefined && !forceGc()) {
 }
 const wanted = (part: string): boolean =>
   from === undefined && (only === undefined || only.includes(part));
-const figures: Figure[] = from === undefined
-  ? []
-  : JSON.parse(await Deno.readTextFile(from)).figures;
+// Later files' figures replace earlier ones' of the same key.
+const figures: Figure[] = [];
+for (const file of from?.split(",") ?? []) {
+  for (const f of JSON.parse(await Deno.readTextFile(file)).figures as Figure[]) {
+    const at = figures.findIndex((g) => g.key === f.key);
+    if (at >= 0) figures[at] = f;
+    else figures.push(f);
+  }
+}
 const missing: string[] = [];
 const started = performance.now();
 const loadBefore = Deno.loadavg();
@@ -232,6 +246,26 @@ try {
         `${shown(p.relayRssMib)} MiB`,
         `${shown(p.cliMib)} MiB`,
         shown(p.turnsPerSec),
+      ]),
+    ]);
+  }
+  if (soakRuns.length > 0) {
+    const runs = [];
+    for (const run of soakRuns) {
+      const lines = (await Deno.readTextFile(run.file)).trim().split("\n");
+      const report = JSON.parse(lines.findLast((line) => line.startsWith("{")) ?? "null");
+      if (report === null) throw new Error(`Cannot read a soak report (--json) in ${run.file}`);
+      runs.push({ report, ...(run.cpuS !== undefined && { cpuS: run.cpuS }) });
+    }
+    const checks = checkSoak(costs, runs, cores);
+    model.soakCheck = checks;
+    table([
+      ["soak figure", "model", "soak", "error"],
+      ...checks.map((c) => [
+        c.what,
+        shown(c.predicted),
+        shown(c.measured),
+        `${c.error >= 0 ? "+" : ""}${(c.error * 100).toFixed(0)} %`,
       ]),
     ]);
   }
