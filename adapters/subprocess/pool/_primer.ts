@@ -122,6 +122,7 @@ class PrimedTransport implements Transport {
     }
     this.#state = "priming";
     const seen = this.#seen = Promise.withResolvers<void>();
+    seen.promise.catch(() => {}); // a write that failed first leaves it unawaited
     const abort = () => seen.reject(signal.reason);
     signal.addEventListener("abort", abort, { once: true });
     try {

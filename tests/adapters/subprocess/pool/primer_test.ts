@@ -117,6 +117,17 @@ Deno.test("primer: a refusal, an end and an abort while priming reject, typed", 
       (error) => isDuplexError(error, "invalid_argument"),
     );
   });
+  await t.step("a CLI gone before the line is written rejects with process_exited", async () => {
+    const cli = primable();
+    const [primed, opened] = await primingSession(cli);
+    await using session = opened;
+    cli.exit({ code: 1 });
+    await session.waitForExit({ timeoutMs: 5000 });
+    await assert.rejects(
+      primed.prime(AbortSignal.timeout(5000)),
+      (error) => isDuplexError(error, "process_exited") || isDuplexError(error, "closed"),
+    );
+  });
   await t.step("before the transport is open", async () => {
     const primed = primer(primable().transport);
     await assert.rejects(
