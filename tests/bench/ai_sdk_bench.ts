@@ -170,6 +170,11 @@ async function uiOverhead(
   return { raw, ui };
 }
 
+/** The 1-minute load average, from `/proc/loadavg` (read permission only). */
+async function loadAverage(): Promise<string> {
+  return (await Deno.readTextFile("/proc/loadavg").catch(() => "?")).split(" ")[0]!;
+}
+
 function firstTexts(times: readonly TurnTimes[]): number[] {
   return times.slice(1).map((t) => t.firstText);
 }
@@ -204,6 +209,7 @@ if (import.meta.main) {
       const model = claude("default", { conversationId: ui ? "bench-ui" : "bench-raw" });
       ours[ui ? "ui" : "raw"] = await conversation(streamText, model, turns, ui);
     }
+    const loadBefore = await loadAverage();
     const anchor = await anchorSide(cli.path, root, env, turns);
     const overhead = await uiOverhead(cli.path, root, env, turns);
     const rows: [string, string, string][] = [
@@ -241,6 +247,7 @@ if (import.meta.main) {
     console.log(`| turn read as parts, median | ${ms(rawMs)} |`);
     console.log(`| turn read as UI message stream bytes (SSE), median | ${ms(uiMs)} |`);
     console.log(`| overhead per turn | ${ms(uiMs - rawMs)} |`);
+    console.log(`\nload average (1 min): ${loadBefore} mid-run, ${await loadAverage()} at the end`);
     console.log(`\n${RESULT_PREFIX}${JSON.stringify({ ours, anchor, overhead })}`);
   } finally {
     await Deno.remove(root, { recursive: true }).catch(() => {});

@@ -27,6 +27,9 @@ const ANSWER = `([...document.querySelectorAll(".message.assistant")].at(-1)
   ?.querySelector(".text:last-of-type")?.textContent ?? "")`;
 const LAST_TOOL = `[...document.querySelectorAll(".message.assistant .tool")].at(-1)`;
 
+/** A bound on one turn's visible effect (the machine is loaded by other tests). */
+const TURN_MS = 30_000;
+
 async function ask(tab: Tab, prompt: string): Promise<void> {
   await tab.waitFor(
     `document.querySelector("main")?.dataset.status === "ready" ||
@@ -41,12 +44,13 @@ async function ask(tab: Tab, prompt: string): Promise<void> {
       JSON.stringify(prompt)
     }`,
     "the prompt on the page",
+    TURN_MS,
   );
 }
 
 /** The status of the page's chat once no request runs. */
 function settled(tab: Tab, what: string): Promise<unknown> {
-  return tab.waitFor(`document.querySelector("main").dataset.status === "ready"`, what, 30_000);
+  return tab.waitFor(`document.querySelector("main").dataset.status === "ready"`, what, TURN_MS);
 }
 
 const missing = await missingPackages();
@@ -80,15 +84,23 @@ if (missing.length > 0) {
 
       await t.step("Approve on the page: the tool runs in the CLI", async () => {
         await ask(tab, "[[tool:bash:touch chat-approved.txt && echo chat-approved-ran]]");
-        await tab.waitFor(`${LAST_TOOL}?.classList.contains("approval-requested")`, "Approve");
+        await tab.waitFor(
+          `${LAST_TOOL}?.classList.contains("approval-requested")`,
+          "Approve",
+          TURN_MS,
+        );
         assert.equal(
           await tab.evaluate(`${LAST_TOOL}.textContent`),
           "Bash touch chat-approved.txt && echo chat-approved-ranApproveDeny",
         );
         assert.equal(chats.pending(await chatId(tab)).length, 1, "the CLI waits on the answer");
         await tab.click(".tool.approval-requested .approve");
-        await tab.waitFor(`${LAST_TOOL}?.classList.contains("output-available")`, "the output");
-        await tab.waitFor(`/Tool said: chat-approved-ran/.test(${ANSWER})`, "the answer");
+        await tab.waitFor(
+          `${LAST_TOOL}?.classList.contains("output-available")`,
+          "the output",
+          TURN_MS,
+        );
+        await tab.waitFor(`/Tool said: chat-approved-ran/.test(${ANSWER})`, "the answer", TURN_MS);
         assert.match(String(await tab.evaluate(`${LAST_TOOL}.textContent`)), /chat-approved-ran/);
         assert.ok(await exists(`${box.work}/chat-approved.txt`), "the tool ran");
         await settled(tab, "the turn's end");
@@ -96,7 +108,11 @@ if (missing.length > 0) {
 
       await t.step("Deny on the page: the tool does not run, the answer says so", async () => {
         await ask(tab, "[[tool:bash:touch chat-denied.txt && echo chat-denied-ran]]");
-        await tab.waitFor(`${LAST_TOOL}?.classList.contains("approval-requested")`, "Deny");
+        await tab.waitFor(
+          `${LAST_TOOL}?.classList.contains("approval-requested")`,
+          "Deny",
+          TURN_MS,
+        );
         // The same PNG each run: no caret, fonts loaded, two frames painted.
         await tab.evaluate(`document.activeElement?.blur();
           document.fonts.ready.then(() =>
@@ -105,8 +121,12 @@ if (missing.length > 0) {
         assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47]); // "PNG"
         await Deno.writeFile(SCREENSHOT, png);
         await tab.click(".tool.approval-requested .deny");
-        await tab.waitFor(`${LAST_TOOL}?.classList.contains("output-denied")`, "denied");
-        await tab.waitFor(`/Tool failed: .*Denied on the page/.test(${ANSWER})`, "the answer");
+        await tab.waitFor(`${LAST_TOOL}?.classList.contains("output-denied")`, "denied", TURN_MS);
+        await tab.waitFor(
+          `/Tool failed: .*Denied on the page/.test(${ANSWER})`,
+          "the answer",
+          TURN_MS,
+        );
         assert.ok(!(await exists(`${box.work}/chat-denied.txt`)), "the tool did not run");
         await settled(tab, "the turn's end");
       });
@@ -118,6 +138,7 @@ if (missing.length > 0) {
           `${ANSWER}.startsWith("Starting a long") &&
           document.querySelector("main").dataset.status === "streaming"`,
           "streamed text while the turn runs",
+          TURN_MS,
         );
         await tab.click("#stop");
         await settled(tab, "the page stopped");
@@ -127,7 +148,7 @@ if (missing.length > 0) {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
         await ask(tab, "After stop");
-        await tab.waitFor(`${ANSWER} === "Echo: After stop"`, "the next answer");
+        await tab.waitFor(`${ANSWER} === "Echo: After stop"`, "the next answer", TURN_MS);
         await settled(tab, "the turn's end");
       });
 
