@@ -74,6 +74,7 @@ Deno.test("the capacity model", async (t) => {
         standInRss: 40,
         standInUss: 10, // 30 MiB shared
         standInTurnCpuMs: 2, // a turn: 2 + 1 + 1 = 4 ms
+        standInColdCpuMs: 10, // a start over 10 turns: 1 ms more each
       };
       const shape = parseShape("stand-in:3:30", 2);
       assert.deepEqual(predictSoak(costs, shape), {
@@ -83,7 +84,7 @@ Deno.test("the capacity model", async (t) => {
       });
       assert.throws(() => parseShape("stand-in:0:30", 2), /Cannot read the soak shape/);
       const report = (turns: number, peakMib: number) => ({
-        options: { cli: "stand-in" as const, concurrency: 30 },
+        options: { cli: "stand-in" as const, concurrency: 30, turns: 10 },
         turnsPerSec: 100,
         delivered: turns,
         errorResults: 0,
@@ -97,10 +98,10 @@ Deno.test("the capacity model", async (t) => {
       assert.deepEqual(checks.map((c) => [c.predicted, c.measured]), [
         [70, 77],
         [1024, 1536],
-        [500, 100],
+        [400, 100], // a start spread over 10 turns: 5 ms a turn
         [70, 84],
         [1024, 1536],
-        [500, 100],
+        [400, 100], // a start spread over 10 turns: 5 ms a turn
         [4, 5], // 10 s of CPU for 2000 more turns
       ]);
       assert.ok(Math.abs(checks[0]!.error - 0.1) < 1e-12);

@@ -18,6 +18,8 @@ export interface SoakShape {
   readonly live: number;
   /** The machine's cores. */
   readonly cores: number;
+  /** Turns per conversation: each conversation's start is spread over them (default: no starts). */
+  readonly turns?: number;
 }
 
 /** What the model predicts for it. */
@@ -27,9 +29,9 @@ export interface SoakPrediction {
   /** Memory of all the CLIs together (private pages of each, shared ones once), MiB. */
   readonly cliMib: number;
   /**
-   * Turns per second with every core busy on the CLI, the relay and the
-   * client library (PostgreSQL's and HAProxy's own CPU not counted: an
-   * upper bound).
+   * Turns per second with every core busy on the CLI (its turns, and its
+   * start spread over a conversation's turns), the relay and the client
+   * library (PostgreSQL's and HAProxy's own CPU not counted: an upper bound).
    */
   readonly turnsPerSec: number;
 }
@@ -48,10 +50,11 @@ function cost(costs: Costs, key: string): number {
  * @returns The prediction.
  */
 export function predictSoak(costs: Costs, shape: SoakShape): SoakPrediction {
-  const [rss, uss, turn] = shape.cli === "real"
-    ? ["cliIdleNRss", "cliIdleNUss", "cliBurstCpuMs"]
-    : ["standInRss", "standInUss", "standInTurnCpuMs"];
-  const perTurn = cost(costs, turn) + cost(costs, "relayTurnCpuMs") + cost(costs, "libTurnCpuMs");
+  const [rss, uss, turn, start] = shape.cli === "real"
+    ? ["cliIdleNRss", "cliIdleNUss", "cliBurstCpuMs", "cliColdCpuMs"]
+    : ["standInRss", "standInUss", "standInTurnCpuMs", "standInColdCpuMs"];
+  const perTurn = cost(costs, turn) + cost(costs, "relayTurnCpuMs") + cost(costs, "libTurnCpuMs") +
+    (shape.turns === undefined ? 0 : cost(costs, start) / shape.turns);
   return {
     relayRssMib: cost(costs, "relayBaseMb") +
       (shape.live / shape.relays) * cost(costs, "relayConnKib") / 1024,
@@ -77,7 +80,12 @@ export function parseShape(text: string, cores: number): SoakShape {
 
 /** What the check reads of a soak's report (`tests/soak/soak.ts --json`). */
 export interface SoakFigures {
-  readonly options: { readonly cli: "stand-in" | "real"; readonly concurrency: number };
+  readonly options: {
+    readonly cli: "stand-in" | "real";
+    readonly concurrency: number;
+    /** Turns per conversation. */
+    readonly turns: number;
+  };
   readonly turnsPerSec: number;
   readonly delivered: number;
   readonly errorResults: number;
@@ -117,7 +125,13 @@ export function checkSoak(
   const checks: SoakCheck[] = [];
   for (const { report } of runs) {
     const relays = report.relayRss.length;
-    const shape = { cli: report.options.cli, relays, live: report.options.concurrency, cores };
+    const shape = {
+      cli: report.options.cli,
+      relays,
+      live: report.options.concurrency,
+      cores,
+      turns: report.options.turns,
+    };
     const predicted = predictSoak(costs, shape);
     const size = `${report.options.cli}, ${report.options.concurrency} at once`;
     checks.push(check(
