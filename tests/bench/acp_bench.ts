@@ -56,6 +56,9 @@ interface Sample {
   firstChunkCold: number[];
   firstChunkWarm: number[];
   prompt: number[];
+  /** Per round: the median of its warm prompts' first chunks, and of its prompts. */
+  warmChunkByRound: number[];
+  promptByRound: number[];
   agentRssMb: number[];
   totalRssMb: number[];
 }
@@ -147,11 +150,17 @@ async function round(
     });
     sample.ready.push(performance.now() - started);
     sample.firstChunkCold.push((await timedPrompt(agent, sessionId, "first")).firstChunk);
+    const chunks: number[] = [];
+    const totals: number[] = [];
     for (let i = 0; i < prompts; i++) {
       const { firstChunk, total } = await timedPrompt(agent, sessionId, `warm ${i}`);
-      sample.firstChunkWarm.push(firstChunk);
-      sample.prompt.push(total);
+      chunks.push(firstChunk);
+      totals.push(total);
     }
+    sample.firstChunkWarm.push(...chunks);
+    sample.prompt.push(...totals);
+    sample.warmChunkByRound.push(median(chunks));
+    sample.promptByRound.push(median(totals));
   } finally {
     const peak = await rss.stop();
     sample.agentRssMb.push(peak.agent);
@@ -176,6 +185,8 @@ const empty = (): Sample => ({
   firstChunkCold: [],
   firstChunkWarm: [],
   prompt: [],
+  warmChunkByRound: [],
+  promptByRound: [],
   agentRssMb: [],
   totalRssMb: [],
 });
@@ -195,12 +206,22 @@ for (let r = 0; r < rounds; r++) {
 
 const ours = samples.duplex;
 const theirs = samples["claude-agent-acp"];
-const timeRow = (id: string, what: string, a: number[], b: number[]): string[] => [
+/* The median of each round's ratio: both agents ran in the same round, so load drift cancels. */
+const paired = (a: number[], b: number[]): string =>
+  `${median(a.map((value, i) => value / b[i]!)).toFixed(2)}x`;
+const timeRow = (
+  id: string,
+  what: string,
+  a: number[],
+  b: number[],
+  byRound: [number[], number[]] = [a, b],
+): string[] => [
   id,
   what,
   `${ms(median(a))} (p90 ${ms(quantile(a, 0.9))})`,
   `${ms(median(b))} (p90 ${ms(quantile(b, 0.9))})`,
   `${(median(a) / median(b)).toFixed(2)}x`,
+  paired(...byRound),
 ];
 const rssRow = (id: string, what: string, a: number[], b: number[]): string[] => [
   id,
@@ -208,9 +229,17 @@ const rssRow = (id: string, what: string, a: number[], b: number[]): string[] =>
   `${median(a).toFixed(0)} MiB (max ${Math.max(...a).toFixed(0)})`,
   `${median(b).toFixed(0)} MiB (max ${Math.max(...b).toFixed(0)})`,
   `${(median(a) / median(b)).toFixed(2)}x`,
+  paired(a, b),
 ];
 const rows = [
-  ["#", "workload", "ours (adapters/acp)", "claude-agent-acp 0.23.1", "ratio"],
+  [
+    "#",
+    "workload",
+    "ours (adapters/acp)",
+    "claude-agent-acp 0.23.1",
+    "ratio",
+    "paired ratio (median of rounds)",
+  ],
   timeRow("10a", `spawn -> session/new answered (median of ${rounds})`, ours.ready, theirs.ready),
   timeRow(
     "10b",
@@ -223,12 +252,14 @@ const rows = [
     `warm prompt -> first agent_message_chunk (median of ${rounds * prompts})`,
     ours.firstChunkWarm,
     theirs.firstChunkWarm,
+    [ours.warmChunkByRound, theirs.warmChunkByRound],
   ),
   timeRow(
     "10d",
     `warm prompt -> its answer (median of ${rounds * prompts})`,
     ours.prompt,
     theirs.prompt,
+    [ours.promptByRound, theirs.promptByRound],
   ),
   rssRow(
     "10e",
