@@ -165,13 +165,14 @@ export async function startBalancer(
   if (!serverLine.test(shipped) || !global.test(shipped)) {
     throw new Error(`Cannot use ${HAPROXY_CONFIG}: no "server relay1" line or "global" section`);
   }
-  const socket = `${dir}/haproxy.sock`;
+  // The runtime API on a loopback TCP port (a unix socket needs more than --allow-net=127.0.0.1).
+  const statsPort = freePort();
   const servers = relays.map((relay, i) => `  server relay${i + 1} 127.0.0.1:${relay.port}`);
   const file = `${dir}/haproxy.cfg`;
   await Deno.writeTextFile(
     file,
     shipped.replace(serverLine, servers.join("\n"))
-      .replace(global, `global\n  stats socket ${socket} mode 600 level admin\n`),
+      .replace(global, `global\n  stats socket ipv4@127.0.0.1:${statsPort} level admin\n`),
   );
   const child = new Deno.Command("haproxy", {
     args: ["-f", file, "-db"],
@@ -209,7 +210,7 @@ export async function startBalancer(
     urlFor: (conversation) =>
       `ws://127.0.0.1:${port}/v1?conversation=${encodeURIComponent(conversation)}`,
     async command(line) {
-      const conn = await Deno.connect({ transport: "unix", path: socket });
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: statsPort });
       try {
         await conn.write(ENCODER.encode(line + "\n"));
         let text = "";
@@ -221,7 +222,9 @@ export async function startBalancer(
             if (n === null) break;
             text += DECODER.decode(buffer.subarray(0, n));
           }
-        } catch { /* closed by the timer */ } finally {
+        } catch {
+          /* closed by the timer */
+        } finally {
           clearTimeout(timer);
         }
         return text;
@@ -259,17 +262,19 @@ function run(cmd: string, args: string[]): string {
 
 /** Every live process (zombies left out). */
 export function processes(): ProcessInfo[] {
-  return run("ps", ["-e", "-o", "pid=,ppid=,pgid=,rss=,stat=,args="]).split("\n").flatMap((line) => {
-    const match = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line);
-    if (!match || match[5]!.startsWith("Z")) return [];
-    return [{
-      pid: Number(match[1]),
-      ppid: Number(match[2]),
-      pgid: Number(match[3]),
-      rssMib: Number(match[4]) / 1024,
-      cmdline: match[6]!,
-    }];
-  });
+  return run("ps", ["-e", "-o", "pid=,ppid=,pgid=,rss=,stat=,args="]).split("\n").flatMap(
+    (line) => {
+      const match = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line);
+      if (!match || match[5]!.startsWith("Z")) return [];
+      return [{
+        pid: Number(match[1]),
+        ppid: Number(match[2]),
+        pgid: Number(match[3]),
+        rssMib: Number(match[4]) / 1024,
+        cmdline: match[6]!,
+      }];
+    },
+  );
 }
 
 /** The CLI session id a CLI command line names (`--session-id`, `--resume`). */

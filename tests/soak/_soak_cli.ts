@@ -158,7 +158,15 @@ async function runTurn(line: Record<string, unknown>): Promise<void> {
   const text = textOf(line.message);
   const uuid = typeof line.uuid === "string" ? line.uuid : crypto.randomUUID();
   const timestamp = new Date().toISOString();
-  await record({ type: "user", uuid, parentUuid: parent, sessionId, timestamp, cwd, message: line.message });
+  await record({
+    type: "user",
+    uuid,
+    parentUuid: parent,
+    sessionId,
+    timestamp,
+    cwd,
+    message: line.message,
+  });
   await out({
     type: "system",
     subtype: "init",
@@ -179,7 +187,10 @@ async function runTurn(line: Record<string, unknown>): Promise<void> {
   });
   const slow = /\[\[slow:(\d+)\]\]/.exec(text);
   let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([stop, new Promise((r) => timer = setTimeout(r, slow ? Number(slow[1]) : turnMs))]);
+  await Promise.race([
+    stop,
+    new Promise((r) => timer = setTimeout(r, slow ? Number(slow[1]) : turnMs)),
+  ]);
   clearTimeout(timer);
   interruptTurn = undefined;
   turns++;

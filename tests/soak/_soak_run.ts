@@ -61,6 +61,8 @@ export interface SoakOptions {
   readonly burst: number;
   /** Inject the faults (default true). */
   readonly faults?: boolean;
+  /** Only these faults (default: every one of {@linkcode FAULTS}). */
+  readonly only?: readonly FaultName[];
   /** Progress lines (default: none). */
   readonly log?: (line: string) => void;
 }
@@ -101,6 +103,10 @@ export interface SoakReport {
   readonly duplicated: number;
   /** Turns whose user line a CLI wrote more than once (across processes). */
   readonly doubledInCli: number;
+  /** Turns a CLI ran again on resume because the one that ran them first was killed before its write reached the store. */
+  readonly rerunAfterKill: number;
+  /** Conversations whose last CLI was killed and whose store lacks what it wrote after its last append (no delivered turn). */
+  readonly tailLostWithKill: number;
   readonly conversationsDone: number;
   readonly conversationsResumed: number;
   readonly startsRefused: Record<string, number>;
@@ -146,11 +152,18 @@ function resultUuids(event: unknown): string[] {
   return frame.user_message_uuids.filter((uuid): uuid is string => typeof uuid === "string");
 }
 
+/** What one stand-in process loaded (the transcript it resumed) and wrote. */
+interface Journal {
+  readonly pid: number;
+  readonly loaded: string[];
+  readonly written: string[];
+}
+
 /** Reads the journals of the stand-in: per CLI session, each process's loaded and written uuids. */
 async function readJournals(dir: string): Promise<
-  Map<string, { loaded: string[]; written: string[] }[]>
+  Map<string, Journal[]>
 > {
-  const journals = new Map<string, { loaded: string[]; written: string[] }[]>();
+  const journals = new Map<string, Journal[]>();
   for await (const session of Deno.readDir(dir)) {
     const files: string[] = [];
     for await (const file of Deno.readDir(`${dir}/${session.name}`)) files.push(file.name);
@@ -166,7 +179,8 @@ async function readJournals(dir: string): Promise<
           }
         });
       const loaded = (lines[0]?.loaded ?? []) as string[];
-      list.push({ loaded, written: lines.slice(1).map((line) => line.uuid as string) });
+      const pid = Number(lines[0]?.pid);
+      list.push({ pid, loaded, written: lines.slice(1).map((line) => line.uuid as string) });
     }
     journals.set(session.name, list);
   }
@@ -244,15 +258,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     for (let i = 1; i <= 3; i++) {
       const home = `${root}/relay${i}/home`;
       await Deno.mkdir(home, { recursive: true });
-      const env: Record<string, string> = api
-        ? sandboxEnv(api, home)
-        : {
-          PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-          HOME: home,
-          SOAK_JOURNAL: journal,
-          NO_COLOR: "1",
-          DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
-        };
+      const env: Record<string, string> = api ? sandboxEnv(api, home) : {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: home,
+        SOAK_JOURNAL: journal,
+        NO_COLOR: "1",
+        DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
+      };
       relays.push(soakRelay(`relay${i}`, {
         token: TOKEN,
         workspace: work,
@@ -281,6 +293,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
+        await sleep(500);
         const list = processes();
         const pgids = new Set(relays.flatMap((relay) => relay.pids));
         for (const proc of list) {
@@ -297,15 +310,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             rss.set(relay.name, series);
           }
         }
-        await sleep(500);
       }
-    })();
+    })().catch((error) => log(`the sampler failed: ${error}`));
 
     const turns: TurnRecord[] = [];
     const faults: FaultRecord[] = [];
     const startsRefused: Record<string, number> = {};
     const failedKinds: Record<string, number> = {};
     const cliSessions = new Map<number, Set<string>>();
+    // CLIs SIGKILLed, or whose relay was: what they wrote after their last append is gone.
+    const killedPids = new Set<number>();
     const resultsByUuid = new Map<string, number>();
     let resumed = 0;
     let done = 0;
@@ -340,6 +354,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const converse = async (conversation: number): Promise<void> => {
       let session: DuplexSession | undefined;
       let cliSession: string | undefined;
+      // The session ended (its send said so before its exit status does): resume it.
+      let gone = false;
       const sessions = new Set<string>();
       cliSessions.set(conversation, sessions);
       const watch = (s: DuplexSession) =>
@@ -353,7 +369,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const watching: Promise<void>[] = [];
       try {
         for (let n = 0; n < options.turns; n++) {
-          if (session === undefined || session.exitStatus.state !== "running") {
+          if (session === undefined || gone || session.exitStatus.state !== "running") {
+            gone = false;
             if (session !== undefined) await session.close().catch(() => {});
             if (cliSession !== undefined) resumed++;
             session = await open(conversation, cliSession);
@@ -385,7 +402,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             record.kind = kindOf(error);
             record.outcome = isDuplexError(error) ? "failed" : "lost";
             failedKinds[record.kind] = (failedKinds[record.kind] ?? 0) + 1;
+            if (Deno.env.get("SOAK_DEBUG")) {
+              log(
+                `c${conversation} t${n} ${record.kind}: ${(error as Error).message} ` +
+                  `[${session.exitStatus.state}] cli=${cliSession}`,
+              );
+            }
             cliSession = session.sessionId ?? cliSession;
+            gone = isDuplexError(error, "process_exited") || isDuplexError(error, "closed");
           }
           record.end = performance.now();
           completedTurns++;
@@ -425,16 +449,29 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         [0.82, "burst"],
       ];
       for (const [at, name] of plan) {
+        if (options.only !== undefined && !options.only.includes(name)) continue;
         await waitFor(at);
         if (done >= options.conversations) return;
         const fault: FaultRecord = { name, start: performance.now(), end: 0, note: "" };
         faults.push(fault);
         log(`fault ${name} at ${completedTurns}/${totalTurns} turns`);
-        switch (name) {
+        try {
+          await injectOne(fault);
+        } catch (error) {
+          fault.note = `could not inject: ${error}`;
+          log(fault.note);
+        }
+        fault.end = performance.now();
+      }
+    };
+    const injectOne = async (fault: FaultRecord) => {
+      {
+        switch (fault.name) {
           case "relay_sigkill": {
             const relay = busiest();
             const on = processes().filter((proc) => proc.ppid === relay.pid);
             fault.sessions = new Set(on.flatMap((proc) => sessionOfCmdline(proc.cmdline) ?? []));
+            for (const proc of on) killedPids.add(proc.pid);
             await relay.kill();
             fault.note = `${relay.name}, ${on.length} CLIs`;
             await sleep(3_000);
@@ -479,6 +516,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             const pids = new Set(relays.map((relay) => relay.pid));
             const clis = processes().filter((proc) => pids.has(proc.ppid)).slice(0, 3);
             for (const cli of clis) {
+              killedPids.add(cli.pid);
               try {
                 Deno.kill(cli.pid, "SIGKILL");
               } catch { /* gone */ }
@@ -514,7 +552,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             break;
           }
         }
-        fault.end = performance.now();
       }
     };
 
@@ -526,7 +563,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         if (done % 50 === 0) log(`${done}/${options.conversations} conversations`);
       }
     };
-    const injector = injecting ? inject() : Promise.resolve();
+    const injector = injecting
+      ? inject().catch((error) => log(`the faults stopped: ${error}`))
+      : Promise.resolve();
     await Promise.all(Array.from({ length: concurrency }, worker));
     await injector;
     const seconds = (performance.now() - began) / 1000;
@@ -572,26 +611,68 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const differing: string[] = [];
     let checked = 0;
     let doubledInCli = 0;
+    let rerunAfterKill = 0;
+    let tailLostWithKill = 0;
     const ids = new Set([...cliSessions.values()].flatMap((set) => [...set]));
     const journals = options.cli === "stand-in" ? await readJournals(journal) : undefined;
+    // The user entry of each delivered turn (what must be in the store).
+    const deliveredUuids = new Set(
+      turns.filter((turn) => turn.outcome !== "failed").map((turn) => turn.uuid),
+    );
     for (const id of ids) {
       let expected: string[] | undefined;
+      let last: Journal | undefined;
       if (journals) {
         const list = journals.get(id) ?? [];
-        const last = list.at(-1);
+        last = list.at(-1);
         expected = last ? [...last.loaded, ...last.written] : undefined;
-        // A turn run twice: its user line written by more than one process.
-        const written = list.flatMap((process) => process.written);
-        doubledInCli += written.length - new Set(written).size;
+        // A turn run twice: its user line written by two processes, the first of which was
+        // alive (a CLI killed, or whose relay was, before its write reached the store runs
+        // it again on resume: that one's host is gone).
+        const writers = new Map<string, number>();
+        for (const process of list) {
+          for (const uuid of process.written) {
+            const first = writers.get(uuid);
+            if (first === undefined) writers.set(uuid, process.pid);
+            else if (!killedPids.has(first)) doubledInCli++;
+            else rerunAfterKill++;
+          }
+        }
       } else {
         expected = await newestTranscript(root, id);
       }
       const stored = (await store.load({ projectKey: PROJECT_KEY, sessionId: id }))
         ?.flatMap((entry) => typeof entry.uuid === "string" ? [entry.uuid] : []);
       checked++;
-      if (expected === undefined || JSON.stringify(stored) !== JSON.stringify(expected)) {
-        differing.push(`${id}: store ${stored?.length ?? "none"}, CLI ${expected?.length ?? "none"}`);
+      if (expected !== undefined && JSON.stringify(stored) === JSON.stringify(expected)) continue;
+      const prefix = stored !== undefined && expected !== undefined &&
+        stored.every((uuid, i) => expected![i] === uuid);
+      // A killed CLI (or one whose relay was) loses what it wrote after its last append
+      // landed: the store is a prefix of its file, without a delivered turn's entry.
+      if (
+        prefix && last !== undefined && killedPids.has(last.pid) &&
+        !expected!.slice(stored!.length).some((uuid) => deliveredUuids.has(uuid))
+      ) {
+        tailLostWithKill++;
+        continue;
       }
+      differing.push(
+        `${id}: store ${stored?.length ?? "none"}, CLI ${expected?.length ?? "none"} ` +
+          `(${journals?.get(id)?.length ?? "?"} processes; store a prefix: ${prefix}; ` +
+          `only in the store: ${
+            stored?.filter((uuid) => !expected?.includes(uuid)).map((uuid) =>
+              `${uuid.slice(0, 8)} from ${
+                journals?.get(id)?.filter((j) => j.written.includes(uuid)).map((j) =>
+                  `${j.pid}${killedPids.has(j.pid) ? " killed" : ""}`
+                )
+              }`
+            )
+          }; only in the CLI: ${
+            expected?.filter((uuid) => !stored?.includes(uuid)).map((uuid) =>
+              `${uuid.slice(0, 8)}${deliveredUuids.has(uuid) ? " delivered" : ""}`
+            )
+          })`,
+      );
     }
     const [rows] = await sql<{ transcripts: string; records: string }[]>`
       SELECT count(*) FILTER (WHERE project_key = ${PROJECT_KEY}) AS transcripts,
@@ -631,6 +712,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       lost,
       duplicated,
       doubledInCli,
+      rerunAfterKill,
+      tailLostWithKill,
       conversationsDone: done,
       conversationsResumed: resumed,
       startsRefused,

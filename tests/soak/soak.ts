@@ -12,12 +12,13 @@
  *
  * Flags: `--short` (a few minutes), `--real-cli` (the real CLI against the
  * fake Messages API), `--conversations=N`, `--turns=N` (each),
- * `--concurrency=N`, `--burst=N`, `--no-faults`, `--json` (the report as JSON too).
+ * `--concurrency=N`, `--burst=N`, `--no-faults`, `--faults=relay_sigstop,…` (only those),
+ * `--json` (the report as JSON too).
  *
  * @module
  */
 
-import { runSoak, type SoakOptions, type SoakReport } from "./_soak_run.ts";
+import { type FaultName, runSoak, type SoakOptions, type SoakReport } from "./_soak_run.ts";
 
 /** The sizes of each kind of run. */
 export const SIZES: Record<string, Omit<SoakOptions, "log">> = {
@@ -76,10 +77,19 @@ export function table(report: SoakReport): string[] {
         Object.entries(report.failedKinds).map(([k, n]) => `${k} ${n}`).join(", ") || "none"
       })`,
     ],
-    ["lost / duplicated / run twice by a CLI", `${report.lost} / ${report.duplicated} / ${report.doubledInCli}`],
+    [
+      "lost / duplicated / run twice by a CLI",
+      `${report.lost} / ${report.duplicated} / ${report.doubledInCli}`,
+    ],
+    [
+      "turns run again on resume after their CLI was killed / stores short of a killed CLI's tail",
+      `${report.rerunAfterKill} / ${report.tailLostWithKill}`,
+    ],
     [
       "store transcript = CLI's, by uuid, in order",
-      `${report.transcriptsChecked - report.transcriptsDiffering.length}/${report.transcriptsChecked}`,
+      `${
+        report.transcriptsChecked - report.transcriptsDiffering.length
+      }/${report.transcriptsChecked}`,
     ],
     ["turns/s (wall)", report.turnsPerSec.toFixed(1)],
     ...Object.entries(report.latency).map(([name, l]): [string, string] => [
@@ -89,7 +99,9 @@ export function table(report: SoakReport): string[] {
     ...report.faults.map((f): [string, string] => [
       `fault ${f.name}`,
       `${f.note}; ${ms(f.ms)}${
-        f.recoveredMs === undefined ? "" : `; next result through another relay ${ms(f.recoveredMs)}`
+        f.recoveredMs === undefined
+          ? ""
+          : `; next result through another relay ${ms(f.recoveredMs)}`
       }`,
     ]),
     ["conversations resumed (spawn.resume)", String(report.conversationsResumed)],
@@ -133,7 +145,9 @@ if (import.meta.main) {
     if (!match) throw new Error(`Cannot read the flag ${arg}: want --name or --name=value`);
     flags[match[1]!] = match[2] ?? true;
   }
-  const base = SIZES[flags["real-cli"] ? (flags.short ? "realShort" : "real") : flags.short ? "short" : "full"]!;
+  const base = SIZES[
+    flags["real-cli"] ? (flags.short ? "realShort" : "real") : flags.short ? "short" : "full"
+  ]!;
   const size = (name: "conversations" | "turns" | "concurrency" | "burst") =>
     flags[name] === undefined ? base[name] : Number(flags[name]);
   const options: SoakOptions = {
@@ -143,6 +157,9 @@ if (import.meta.main) {
     concurrency: size("concurrency"),
     burst: size("burst"),
     faults: !flags["no-faults"],
+    ...(typeof flags.faults === "string"
+      ? { only: flags.faults.split(",").map((name) => name as FaultName) }
+      : {}),
     log: (line) => console.error(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}`),
   };
   const report = await runSoak(options);

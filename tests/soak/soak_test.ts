@@ -1,0 +1,61 @@
+/**
+ * The fleet soak's short version as a test (`deno task soak --short`, with
+ * the stand-in CLI): three relay processes behind HAProxy, PostgreSQL, every
+ * fault of the schedule once, and the checks: 0 turns lost, 0 duplicated
+ * (nor run twice by a CLI), every store transcript equal to its CLI's,
+ * nothing left (processes, listening ports, connected sockets). IGNORED
+ * loudly without HAProxy or PostgreSQL, FAILED instead with `CI=true`.
+ */
+
+import assert from "node:assert/strict";
+import { unavailableTest } from "../_unavailable.ts";
+import { haproxyStatus } from "../e2e/_failover_harness.ts";
+import { postgresStatus } from "../stores/_postgres_server.ts";
+import { runSoak } from "./_soak_run.ts";
+import { failures, SIZES, table } from "./soak.ts";
+
+const NAME = "soak: a fleet under faults loses nothing, doubles nothing, leaves nothing";
+
+function missing(): string | undefined {
+  const haproxy = haproxyStatus();
+  if (!haproxy.available) return haproxy.reason;
+  const pg = postgresStatus();
+  return pg.available ? undefined : pg.reason;
+}
+
+const reason = missing();
+if (reason !== undefined) {
+  unavailableTest(NAME, reason);
+} else {
+  Deno.test({ name: NAME, sanitizeResources: true, sanitizeOps: true }, async (t) => {
+    const report = await runSoak({ ...SIZES.short! });
+    const shown = table(report).join("\n");
+    await t.step("every turn delivered once or failed with a typed error", () => {
+      assert.equal(report.lost, 0, shown);
+      assert.equal(report.duplicated, 0, shown);
+      assert.equal(report.doubledInCli, 0, shown);
+      assert.equal(report.conversationsDone, report.options.conversations, shown);
+      assert.equal(
+        report.delivered + report.errorResults + report.failedTyped,
+        report.turnsSent,
+        shown,
+      );
+      assert.ok(report.delivered >= report.turnsSent * 0.9, `most turns delivered:\n${shown}`);
+    });
+    await t.step("every store transcript equals its CLI's, by uuid, in order", () => {
+      assert.ok(report.transcriptsChecked >= report.options.conversations, shown);
+      assert.deepEqual(report.transcriptsDiffering, [], shown);
+    });
+    await t.step("every fault was injected; a killed relay's conversations went on", () => {
+      assert.equal(report.faults.length, 7, shown);
+      const kill = report.faults.find((fault) => fault.name === "relay_sigkill");
+      assert.ok(kill?.recoveredMs !== undefined, `a result after the kill:\n${shown}`);
+    });
+    await t.step("nothing left: processes, ports, sockets", () => {
+      assert.deepEqual(report.leftProcesses, [], shown);
+      assert.deepEqual(report.leftPorts, [], shown);
+      assert.deepEqual(report.leftFds, [], shown);
+      assert.deepEqual(failures(report), [], shown);
+    });
+  });
+}
