@@ -203,6 +203,8 @@ export interface Fleet extends PerConversation {
   readonly pgConnections: number;
   /** Appends per second (the relay's records and the transcript's batches). */
   readonly pgAppendsPerSec: number;
+  /** Cores PostgreSQL's server is busy with (at the planned utilisation). */
+  readonly pgCores: number;
   readonly pgRowsPerSec: number;
   readonly pgGibPerDay: number;
   /** The appends per second the measured PostgreSQL takes (of a whole turn each), over the load's. */
@@ -237,6 +239,7 @@ export function fleet(costs: Costs, load: Load, host: Host): Fleet {
     pgRowsPerSec: turnsPerSec * rows,
     pgGibPerDay: (turnsPerSec * 86400 * pgBytesPerTurn(costs)) / 1073741824,
     pgAppendsPerSec: appends,
+    pgCores: (appends * cost(costs, "pgCpuMsPerAppend")) / 1000 / ASSUMED.utilisation,
     pgHeadroom: cost(costs, "pgTurnsPerSecN") / appends,
   };
 }

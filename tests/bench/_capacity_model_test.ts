@@ -18,6 +18,7 @@ const COSTS: Costs = {
   poolRecordBytes: 1024,
   storeRowsPerTurn: 5,
   storeAppendsPerTurn: 2,
+  pgCpuMsPerAppend: 0.5, // 1 ms of the server's CPU per turn
   pgTurnBytes: 6000,
   turnJsonBytes: 3000, // 2 B in PostgreSQL per byte of JSON
   storeTurnBytes: 2500, // 5000 B in PostgreSQL per turn
@@ -63,6 +64,7 @@ Deno.test("the capacity model", async (t) => {
     assert.ok(Math.abs(got.pgGibPerDay - perDay) < 1e-9);
     assert.ok(Math.abs(got.pgAppendsPerSec - (10_000 / 60) * 2) < 1e-9);
     assert.ok(Math.abs(got.pgHeadroom - 3) < 1e-9); // 1000 / 333.3
+    assert.ok(Math.abs(got.pgCores - (10_000 / 60) * 2 * 0.5 / 1000 / 0.7) < 1e-12);
   });
 
   await t.step(
@@ -73,14 +75,14 @@ Deno.test("the capacity model", async (t) => {
         relayBaseMb: 60,
         standInRss: 40,
         standInUss: 10, // 30 MiB shared
-        standInTurnCpuMs: 2, // a turn: 2 + 1 + 1 = 4 ms
-        standInColdCpuMs: 10, // a start over 10 turns: 1 ms more each
+        standInTurnCpuMs: 2, // a turn: 2 + 1 + 1 + 1 (the server) = 5 ms
+        standInColdCpuMs: 20, // a start over 10 turns: 2 ms more each
       };
       const shape = parseShape("stand-in:3:30", 2);
       assert.deepEqual(predictSoak(costs, shape), {
         relayRssMib: 70, // 60 + 10 conversations x 1 MiB
         cliMib: 330, // 30 x 10 + 30
-        turnsPerSec: 500, // 2 cores / 4 ms
+        turnsPerSec: 400, // 2 cores / 5 ms
       });
       assert.throws(() => parseShape("stand-in:0:30", 2), /Cannot read the soak shape/);
       const report = (turns: number, peakMib: number) => ({
@@ -98,14 +100,14 @@ Deno.test("the capacity model", async (t) => {
       assert.deepEqual(checks.map((c) => [c.predicted, c.measured]), [
         [70, 77],
         [1024, 1536],
-        [400, 100], // a start spread over 10 turns: 5 ms a turn
+        [2000 / 7, 100], // a start spread over 10 turns: 7 ms a turn
         [70, 84],
         [1024, 1536],
-        [400, 100], // a start spread over 10 turns: 5 ms a turn
-        [4, 5], // 10 s of CPU for 2000 more turns
+        [2000 / 7, 100], // a start spread over 10 turns: 7 ms a turn
+        [5, 5], // 10 s of CPU for 2000 more turns
       ]);
       assert.ok(Math.abs(checks[0]!.error - 0.1) < 1e-12);
-      assert.ok(Math.abs(checks.at(-1)!.error - 0.25) < 1e-12);
+      assert.equal(checks.at(-1)!.error, 0);
     },
   );
 

@@ -30,8 +30,9 @@ export interface SoakPrediction {
   readonly cliMib: number;
   /**
    * Turns per second with every core busy on the CLI (its turns, and its
-   * start spread over a conversation's turns), the relay and the client
-   * library (PostgreSQL's and HAProxy's own CPU not counted: an upper bound).
+   * start spread over a conversation's turns), the relay, the client
+   * library and PostgreSQL's server (its appends; HAProxy's CPU not
+   * counted: an upper bound).
    */
   readonly turnsPerSec: number;
 }
@@ -54,7 +55,8 @@ export function predictSoak(costs: Costs, shape: SoakShape): SoakPrediction {
     ? ["cliIdleNRss", "cliIdleNUss", "cliBurstCpuMs", "cliColdCpuMs"]
     : ["standInRss", "standInUss", "standInTurnCpuMs", "standInColdCpuMs"];
   const perTurn = cost(costs, turn) + cost(costs, "relayTurnCpuMs") + cost(costs, "libTurnCpuMs") +
-    (shape.turns === undefined ? 0 : cost(costs, start) / shape.turns);
+    (shape.turns === undefined ? 0 : cost(costs, start) / shape.turns) +
+    cost(costs, "storeAppendsPerTurn") * cost(costs, "pgCpuMsPerAppend");
   return {
     relayRssMib: cost(costs, "relayBaseMb") +
       (shape.live / shape.relays) * cost(costs, "relayConnKib") / 1024,

@@ -16,7 +16,8 @@ import { DirectorySessionStore } from "../../adapters/subprocess/store/directory
 import type { SessionStore } from "../../src/store/session_store.ts";
 import { PostgresSessionStore } from "../../stores/postgres/mod.ts";
 import { postgresStatus, startPostgres } from "../stores/_postgres_server.ts";
-import { type Figure, figure, progress } from "./_capacity_proc.ts";
+import { cpuMsOf, type Figure, figure, progress } from "./_capacity_proc.ts";
+import { descendants } from "./_pool_bench.ts";
 import { fixtureTurn, TURN_TEMPLATE } from "./_capacity_turns.ts";
 
 /** Parameters of {@linkcode measureStores}. */
@@ -45,20 +46,31 @@ async function appendRate(store: SessionStore, writers: number, turns: number): 
   return (writers * turns) / ((performance.now() - began) / 1000);
 }
 
+/* The CPU of the PostgreSQL processes below this one (the server, its backends, its workers). */
+function serverCpuMs(): number {
+  return descendants().filter((p) => p.name.startsWith("postgres"))
+    .reduce((sum, p) => sum + cpuMsOf(p.pid), 0);
+}
+
 async function rates(
   name: string,
   store: SessionStore,
   params: StoreParams,
-): Promise<{ one: number[]; many: number[] }> {
+  serverCpu?: () => number,
+): Promise<{ one: number[]; many: number[]; cpu: number[] }> {
   const one: number[] = [];
   const many: number[] = [];
+  const cpu: number[] = [];
   await appendRate(store, 1, 20); // warm-up
   for (let round = 0; round < params.rounds; round++) {
     one.push(await appendRate(store, 1, params.turns));
-    many.push(await appendRate(store, params.writers, Math.ceil(params.turns / 4)));
+    const before = serverCpu?.() ?? 0;
+    const perWriter = Math.ceil(params.turns / 4);
+    many.push(await appendRate(store, params.writers, perWriter));
+    if (serverCpu) cpu.push((serverCpu() - before) / (params.writers * perWriter));
   }
   progress(`${name}: ${one.map(Math.round)} / ${many.map(Math.round)} turns/s`);
-  return { one, many };
+  return { one, many, cpu };
 }
 
 /* Appends conversations of `length` turns (at least 100 turns in all), as a mirror does. */
@@ -123,7 +135,7 @@ async function postgresql(params: StoreParams): Promise<Figure[] | string> {
   try {
     const store = new PostgresSessionStore(sql, { table: "capacity" });
     await store.ensureSchema();
-    const got = await rates("PostgreSQL", store, params);
+    const got = await rates("PostgreSQL", store, params, serverCpuMs);
     const bytes: number[] = [];
     const rows: number[] = [];
     for (const length of params.lengths) {
@@ -147,6 +159,12 @@ async function postgresql(params: StoreParams): Promise<Figure[] | string> {
         `PostgreSQL: turns/s, ${params.writers} writers (durable, 4 connections)`,
         "turns/s",
         got.many,
+      ),
+      figure(
+        "pgCpuMsPerAppend",
+        `PostgreSQL: the server's CPU per append of a turn (${params.writers} writers)`,
+        "ms",
+        got.cpu,
       ),
       figure("pgRowsPerTurn", "PostgreSQL: entry rows per turn", "rows", rows),
       figure(
