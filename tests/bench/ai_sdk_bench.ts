@@ -10,10 +10,14 @@
  *   first `text-delta`) and time per turn (call to the stream's end), read
  *   from `fullStream`, then the same read from `toUIMessageStreamResponse()`
  *   (the AI SDK's own UI stream over each provider).
- * - Our UI message stream's overhead per turn: the same `ChatSessions`
- *   turn read as its parts, and through `toUIMessageStream` and
- *   `uiMessageStreamResponse` as Server-Sent Events bytes, turns
- *   alternating on one warm conversation.
+ * - The UI message stream's overhead per turn, free of the CLI's noise: one
+ *   real turn's parts recorded (a warm `ChatSessions` turn, its text cut
+ *   into 8-character deltas, ~77), then replayed in process 200 times each
+ *   way: read alone;
+ *   through our `toUIMessageStream` and `uiMessageStreamResponse` to
+ *   Server-Sent Events bytes; and under `streamText` (a replaying model),
+ *   read from `fullStream` and from `toUIMessageStreamResponse()`, the UI
+ *   stream the anchor's users get.
  *
  * The anchor is pointed at our real CLI with its `pathToClaudeCodeExecutable`
  * setting (`dist/index.js`, `createQueryOptions`: `pathToClaudeCodeExecutable:
@@ -29,7 +33,12 @@
  */
 
 import { streamText } from "ai";
-import { ChatSessions, createClaudeCode, toUIMessageStream } from "../../adapters/ai_sdk/mod.ts";
+import {
+  ChatSessions,
+  createClaudeCode,
+  toUIMessageStream,
+  type TurnPart,
+} from "../../adapters/ai_sdk/mod.ts";
 import { uiMessageStreamResponse } from "../../adapters/ai_sdk/ui_message_stream.ts";
 import { startFakeApi } from "../e2e/fake_api.ts";
 import { cliPath } from "../e2e/_cli.ts";
@@ -142,37 +151,106 @@ async function anchorSide(
   return JSON.parse(line.slice(RESULT_PREFIX.length));
 }
 
-/** Our UI stream's cost: one warm chat, turns read raw and as SSE bytes, alternating. */
-async function uiOverhead(
+/** A prompt whose echo streams in about 77 text deltas (`[[slow]]`: 8 characters each). */
+const LONG_PROMPT = `[[slow]] ${"Tell me about streams. ".repeat(26)}`;
+
+/** One real turn's parts (a warm chat on the real CLI), recorded to be replayed. */
+async function recordTurn(
   cli: string,
   cwd: string,
   env: Record<string, string>,
-  turns: number,
-): Promise<{ raw: number[]; ui: number[] }> {
+): Promise<TurnPart[]> {
   await using chats = new ChatSessions({ process: { binary: cli, cwd, env, clearEnv: true } });
-  const raw: number[] = [];
-  const ui: number[] = [];
-  const warm = await chats.send("overhead", [{ type: "text", text: "Warm up" }]);
-  await Array.fromAsync(warm);
-  for (let i = 0; i < turns * 2; i++) {
-    const content = [{ type: "text" as const, text: `Overhead turn ${i}` }];
-    const start = performance.now();
-    const parts = await chats.send("overhead", content);
-    if (i % 2 === 0) {
-      await Array.fromAsync(parts);
-      raw.push(performance.now() - start);
-    } else {
-      const body = uiMessageStreamResponse(toUIMessageStream(parts)).body!;
-      await Array.fromAsync(body);
-      ui.push(performance.now() - start);
-    }
-  }
-  return { raw, ui };
+  await Array.fromAsync(await chats.send("record", [{ type: "text", text: "Warm up" }]));
+  const parts = await Array.fromAsync(
+    await chats.send("record", [{ type: "text", text: LONG_PROMPT }]),
+  );
+  // The CLI hands on the fake API's deltas in a few larger ones; a model streams small ones:
+  // the text is cut again into 8-character deltas (what the fake API sent).
+  return parts.flatMap((part) =>
+    part.type !== "text-delta"
+      ? [part]
+      : (part.delta.match(/[\s\S]{1,8}/g) ?? []).map((delta) => ({ ...part, delta }))
+  );
 }
 
-/** The 1-minute load average, from `/proc/loadavg` (read permission only). */
+/** A language model (spec v4) that streams the recorded parts again, for `streamText`. */
+function replayModel(parts: readonly TurnPart[]) {
+  return {
+    specificationVersion: "v4" as const,
+    provider: "replay",
+    modelId: "replay",
+    supportedUrls: {},
+    doGenerate(): Promise<never> {
+      return Promise.reject(new Error("replay streams only"));
+    },
+    doStream() {
+      return Promise.resolve({ stream: ReadableStream.from(parts) });
+    },
+  };
+}
+
+/** The UI stream's cost over one recorded turn, replayed, in µs (median of `runs`). */
+interface Overhead {
+  readonly parts: number;
+  /** Reading the parts alone. */
+  readonly raw: number;
+  /** Ours: the parts through `toUIMessageStream` and `uiMessageStreamResponse`, to bytes. */
+  readonly ours: number;
+  /** `streamText` over the replayed parts, read from `fullStream`. */
+  readonly streamText: number;
+  /** The same, read from `toUIMessageStreamResponse()`'s bytes. */
+  readonly streamTextUi: number;
+}
+
+async function uiOverhead(parts: readonly TurnPart[], runs: number): Promise<Overhead> {
+  const samples: Record<"raw" | "ours" | "streamText" | "streamTextUi", number[]> = {
+    raw: [],
+    ours: [],
+    streamText: [],
+    streamTextUi: [],
+  };
+  const model = replayModel(parts);
+  const ways = {
+    raw: async () => void await Array.fromAsync(ReadableStream.from(parts)),
+    ours: async () => {
+      const ui = toUIMessageStream(ReadableStream.from(parts), { messageId: "m" });
+      await Array.fromAsync(uiMessageStreamResponse(ui).body!);
+    },
+    streamText: async () => {
+      await Array.fromAsync(streamText({ model, prompt: "replay" }).fullStream);
+    },
+    streamTextUi: async () => {
+      await Array.fromAsync(
+        streamText({ model, prompt: "replay" }).toUIMessageStreamResponse().body!,
+      );
+    },
+  };
+  for (let i = 0; i < runs + 20; i++) {
+    for (const [name, way] of Object.entries(ways)) {
+      const start = performance.now();
+      await way();
+      if (i >= 20) samples[name as keyof typeof ways].push((performance.now() - start) * 1000);
+    }
+  }
+  return {
+    parts: parts.length,
+    raw: median(samples.raw),
+    ours: median(samples.ours),
+    streamText: median(samples.streamText),
+    streamTextUi: median(samples.streamTextUi),
+  };
+}
+
+/** The 1-minute load average (`cat /proc/loadavg`: Deno reads no `/proc` file without `-A`). */
 async function loadAverage(): Promise<string> {
-  return (await Deno.readTextFile("/proc/loadavg").catch(() => "?")).split(" ")[0]!;
+  try {
+    const { stdout } = await new Deno.Command("cat", { args: ["/proc/loadavg"], stdout: "piped" })
+      .output();
+    return new TextDecoder().decode(stdout).split(" ")[0] ?? "?";
+  } catch {
+    return "?";
+  }
 }
 
 function firstTexts(times: readonly TurnTimes[]): number[] {
@@ -198,9 +276,17 @@ if (import.meta.main) {
     throw new Error(`Missing ${missing.join(", ")}: deno run -P=install .ci/install_ai_sdk.ts`);
   }
   const root = await Deno.makeTempDir({ prefix: "duplex-ai-sdk-bench-" });
-  await using api = await startFakeApi();
+  await using api = await startFakeApi({ slowDelayMs: 5 });
   try {
     const env = sandboxEnv(api, root);
+    // One unmeasured turn first: the CLI's first run in a fresh HOME sets it up (~2 s more),
+    // which would fall on whichever side ran first.
+    {
+      await using claude = createClaudeCode({
+        process: { binary: cli.path, cwd: root, env, clearEnv: true },
+      });
+      await conversation(streamText, claude("default"), 1, false);
+    }
     const ours: Record<string, TurnTimes[]> = {};
     for (const ui of [false, true]) {
       await using claude = createClaudeCode({
@@ -211,12 +297,13 @@ if (import.meta.main) {
     }
     const loadBefore = await loadAverage();
     const anchor = await anchorSide(cli.path, root, env, turns);
-    const overhead = await uiOverhead(cli.path, root, env, turns);
+    const recorded = await recordTurn(cli.path, root, env);
+    const overhead = await uiOverhead(recorded, 200);
     const rows: [string, string, string][] = [
       [
-        "first turn: time to first text (ms)",
-        ms(ours.raw![0]!.firstText),
-        ms(anchor.raw[0]!.firstText),
+        "first turn (a new CLI): time to first text, conversation 1 / 2 (ms)",
+        `${ms(ours.raw![0]!.firstText)} / ${ms(ours.ui![0]!.firstText)}`,
+        `${ms(anchor.raw[0]!.firstText)} / ${ms(anchor.ui[0]!.firstText)}`,
       ],
       [
         `turns 2-${turns}: time to first text, median (ms)`,
@@ -239,14 +326,25 @@ if (import.meta.main) {
     console.log("| measure | @duplex/claude/ai-sdk | ai-sdk-provider-claude-code 4.1.0 |");
     console.log("| --- | ---: | ---: |");
     for (const [what, a, b] of rows) console.log(`| ${what} | ${a} | ${b} |`);
-    const rawMs = median(overhead.raw);
-    const uiMs = median(overhead.ui);
-    console.log(`\nOur UI message stream over a warm ChatSessions turn (${turns} turns each)\n`);
-    console.log("| measure | ms |");
+    const us = (value: number) => value.toFixed(0);
+    console.log(
+      `\nThe UI stream over one recorded turn (${overhead.parts} parts), replayed in process, ` +
+        "median of 200 (µs)\n",
+    );
+    console.log("| measure | µs |");
     console.log("| --- | ---: |");
-    console.log(`| turn read as parts, median | ${ms(rawMs)} |`);
-    console.log(`| turn read as UI message stream bytes (SSE), median | ${ms(uiMs)} |`);
-    console.log(`| overhead per turn | ${ms(uiMs - rawMs)} |`);
+    console.log(`| the parts read alone | ${us(overhead.raw)} |`);
+    console.log(
+      `| ours: toUIMessageStream + uiMessageStreamResponse, to bytes | ${us(overhead.ours)} |`,
+    );
+    console.log(`| ours, overhead per turn | ${us(overhead.ours - overhead.raw)} |`);
+    console.log(`| streamText over the parts, fullStream | ${us(overhead.streamText)} |`);
+    console.log(`| streamText, toUIMessageStreamResponse() bytes | ${us(overhead.streamTextUi)} |`);
+    console.log(
+      `| streamText's UI stream, overhead per turn | ${
+        us(overhead.streamTextUi - overhead.streamText)
+      } |`,
+    );
     console.log(`\nload average (1 min): ${loadBefore} mid-run, ${await loadAverage()} at the end`);
     console.log(`\n${RESULT_PREFIX}${JSON.stringify({ ours, anchor, overhead })}`);
   } finally {
