@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console
 /**
  * The fleet soak with chaos (issue 26): three relay processes behind
  * HAProxy (the shipped configuration), one PostgreSQL store, clients driving
@@ -465,92 +464,90 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       }
     };
     const injectOne = async (fault: FaultRecord) => {
-      {
-        switch (fault.name) {
-          case "relay_sigkill": {
-            const relay = busiest();
-            const on = processes().filter((proc) => proc.ppid === relay.pid);
-            fault.sessions = new Set(on.flatMap((proc) => sessionOfCmdline(proc.cmdline) ?? []));
-            for (const proc of on) killedPids.add(proc.pid);
-            await relay.kill();
-            fault.note = `${relay.name}, ${on.length} CLIs`;
-            await sleep(3_000);
-            await relay.start();
-            break;
+      switch (fault.name) {
+        case "relay_sigkill": {
+          const relay = busiest();
+          const on = processes().filter((proc) => proc.ppid === relay.pid);
+          fault.sessions = new Set(on.flatMap((proc) => sessionOfCmdline(proc.cmdline) ?? []));
+          for (const proc of on) killedPids.add(proc.pid);
+          await relay.kill();
+          fault.note = `${relay.name}, ${on.length} CLIs`;
+          await sleep(3_000);
+          await relay.start();
+          break;
+        }
+        case "relay_sigstop": {
+          const relay = busiest();
+          relay.signal("SIGSTOP");
+          await sleep(5_000);
+          relay.signal("SIGCONT");
+          fault.note = `${relay.name} stopped 5 s`;
+          break;
+        }
+        case "postgres_restart":
+          await pg.stop();
+          await sleep(3_000);
+          await pg.start();
+          fault.note = "stopped 3 s";
+          break;
+        case "client_cut": {
+          const sessions = (await lb.command("show sess")).split("\n")
+            .filter((line) => line.includes("be=relays"))
+            .map((line) => line.split(":")[0]!);
+          const cut = sessions.slice(0, 5);
+          for (const id of cut) await lb.command(`shutdown session ${id}`);
+          fault.note = `${cut.length} of ${sessions.length} connections cut`;
+          break;
+        }
+        case "haproxy_maint": {
+          const relay = busiest();
+          const server = `relays/${relay.name}`;
+          await lb.command(`set server ${server} state maint`);
+          await sleep(1_000);
+          await lb.command(`shutdown sessions server ${server}`);
+          await sleep(4_000);
+          await lb.command(`set server ${server} state ready`);
+          fault.note = `${relay.name} out 5 s, its connections shut`;
+          break;
+        }
+        case "cli_sigkill": {
+          const pids = new Set(relays.map((relay) => relay.pid));
+          const clis = processes().filter((proc) => pids.has(proc.ppid)).slice(0, 3);
+          for (const cli of clis) {
+            killedPids.add(cli.pid);
+            try {
+              Deno.kill(cli.pid, "SIGKILL");
+            } catch { /* gone */ }
           }
-          case "relay_sigstop": {
-            const relay = busiest();
-            relay.signal("SIGSTOP");
-            await sleep(5_000);
-            relay.signal("SIGCONT");
-            fault.note = `${relay.name} stopped 5 s`;
-            break;
-          }
-          case "postgres_restart":
-            await pg.stop();
-            await sleep(3_000);
-            await pg.start();
-            fault.note = "stopped 3 s";
-            break;
-          case "client_cut": {
-            const sessions = (await lb.command("show sess")).split("\n")
-              .filter((line) => line.includes("be=relays"))
-              .map((line) => line.split(":")[0]!);
-            const cut = sessions.slice(0, 5);
-            for (const id of cut) await lb.command(`shutdown session ${id}`);
-            fault.note = `${cut.length} of ${sessions.length} connections cut`;
-            break;
-          }
-          case "haproxy_maint": {
-            const relay = busiest();
-            const server = `relays/${relay.name}`;
-            await lb.command(`set server ${server} state maint`);
-            await sleep(1_000);
-            await lb.command(`shutdown sessions server ${server}`);
-            await sleep(4_000);
-            await lb.command(`set server ${server} state ready`);
-            fault.note = `${relay.name} out 5 s, its connections shut`;
-            break;
-          }
-          case "cli_sigkill": {
-            const pids = new Set(relays.map((relay) => relay.pid));
-            const clis = processes().filter((proc) => pids.has(proc.ppid)).slice(0, 3);
-            for (const cli of clis) {
-              killedPids.add(cli.pid);
-              try {
-                Deno.kill(cli.pid, "SIGKILL");
-              } catch { /* gone */ }
+          fault.note = `${clis.length} CLIs`;
+          break;
+        }
+        case "burst": {
+          const started: DuplexSession[] = [];
+          await Promise.all(Array.from({ length: options.burst }, async (_, i) => {
+            try {
+              const session = await DuplexSession.start({
+                transport: remote({
+                  url: lb.urlFor(`burst${i}`),
+                  token: TOKEN,
+                  reconnect: false,
+                }),
+                signal: AbortSignal.timeout(30_000),
+              });
+              started.push(session);
+              await session.send("burst", { timeoutMs: sendTimeoutMs });
+              burstOutcomes.ok = (burstOutcomes.ok ?? 0) + 1;
+            } catch (error) {
+              const kind = `${kindOf(error)}: ${
+                (error instanceof Error ? error.message : "").slice(0, 60)
+              }`;
+              const short = kind.replace(/[0-9a-f-]{36}/g, "<id>").replace(/\d+/g, "N");
+              burstOutcomes[short] = (burstOutcomes[short] ?? 0) + 1;
             }
-            fault.note = `${clis.length} CLIs`;
-            break;
-          }
-          case "burst": {
-            const started: DuplexSession[] = [];
-            await Promise.all(Array.from({ length: options.burst }, async (_, i) => {
-              try {
-                const session = await DuplexSession.start({
-                  transport: remote({
-                    url: lb.urlFor(`burst${i}`),
-                    token: TOKEN,
-                    reconnect: false,
-                  }),
-                  signal: AbortSignal.timeout(30_000),
-                });
-                started.push(session);
-                await session.send("burst", { timeoutMs: sendTimeoutMs });
-                burstOutcomes.ok = (burstOutcomes.ok ?? 0) + 1;
-              } catch (error) {
-                const kind = `${kindOf(error)}: ${
-                  (error instanceof Error ? error.message : "").slice(0, 60)
-                }`;
-                const short = kind.replace(/[0-9a-f-]{36}/g, "<id>").replace(/\d+/g, "N");
-                burstOutcomes[short] = (burstOutcomes[short] ?? 0) + 1;
-              }
-            }));
-            await Promise.all(started.map((session) => session.close().catch(() => {})));
-            fault.note = `${options.burst} at once`;
-            break;
-          }
+          }));
+          await Promise.all(started.map((session) => session.close().catch(() => {})));
+          fault.note = `${options.burst} at once`;
+          break;
         }
       }
     };
