@@ -33,6 +33,7 @@ import type { SessionStore, SessionStoreEntry } from "../../src/store/session_st
 import { PostgresSessionStore } from "../../stores/postgres/mod.ts";
 import { postgresStatus, startPostgres } from "../stores/_postgres_server.ts";
 import { median, quantile } from "./_measure.ts";
+import { fixtureTurn, TURN_TEMPLATE } from "./_capacity_turns.ts";
 
 const smoke = Deno.args.includes("--smoke");
 const jsonPath = Deno.args.find((arg) => arg.startsWith("--json="))?.slice("--json=".length);
@@ -40,26 +41,8 @@ const SIZES = smoke
   ? { appendTurns: 50, appendRounds: 2, loadTurns: [10, 100], loadRounds: 3 }
   : { appendTurns: 1_000, appendRounds: 4, loadTurns: [10, 100, 1_000], loadRounds: 11 };
 
-const FIXTURE = new URL("../fixtures/history/three_turns.jsonl", import.meta.url);
-const TEMPLATE: SessionStoreEntry[] = Deno.readTextFileSync(FIXTURE).trim().split("\n")
-  .slice(-6).map((line) => JSON.parse(line));
-
-let serial = 0;
-/* One turn: the template with fresh uuids (and the parent links that name them). */
-function turn(): SessionStoreEntry[] {
-  const n = ++serial;
-  return TEMPLATE.map((entry) => {
-    const copy = structuredClone(entry) as Record<string, unknown>;
-    if (typeof copy.uuid === "string") {
-      copy.uuid = `${copy.uuid.slice(0, 24)}${String(n).padStart(12, "0")}`;
-    }
-    if (typeof copy.parentUuid === "string") copy.parentUuid = `parent-${n}`;
-    return copy as SessionStoreEntry;
-  });
-}
-
 function turns(count: number): SessionStoreEntry[][] {
-  return Array.from({ length: count }, turn);
+  return Array.from({ length: count }, fixtureTurn);
 }
 
 interface Row {
@@ -127,7 +110,7 @@ async function loads(
   for (const count of SIZES.loadTurns) {
     const key = freshKey();
     for (const batch of chunk(turns(count).flat(), 500)) await store.append(key, batch);
-    const expected = count * TEMPLATE.length;
+    const expected = count * TURN_TEMPLATE.length;
     const check = (loaded: SessionStoreEntry[] | null) => {
       if (loaded?.length !== expected) {
         throw new Error(`${name}: loaded ${loaded?.length} of ${expected}`);
