@@ -1,0 +1,151 @@
+/**
+ * Found by the fleet soak (`deno task soak`, 4 of 1,000 conversations in the
+ * full run, about one run in two of `--short`): two relays sharing a store
+ * run the same conversation at once. A client's connection is cut while a
+ * turn runs on relay A and its reconnection lands on relay B (HAProxy's
+ * consistent hash changed: a relay came back, was taken out, or stalled);
+ * B resumes the session from the store while A still holds the live CLI in
+ * its grace. A's CLI finishes the turn and A mirrors it into the store after
+ * B loaded it: the store's transcript then holds entries B's CLI never saw
+ * (a forked history; the next resume continues from whichever leaf is last),
+ * and the client, now on B, never gets that turn's result. The store's
+ * transcript must stay what the conversation's current CLI wrote.
+ */
+
+import assert from "node:assert/strict";
+import { DuplexSession } from "../../../mod.ts";
+import { remote } from "../../../adapters/remote/mod.ts";
+import { serveRelay } from "../../../adapters/relay/mod.ts";
+import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
+import { makeTestDir } from "../subprocess/_helpers.ts";
+import { TOKEN } from "./_client.ts";
+
+const STAND_IN = decodeURIComponent(
+  new URL("../../soak/_soak_cli.ts", import.meta.url).pathname,
+);
+
+/* A TCP proxy whose target can change; `cut()` closes every connection through it. */
+function proxy(target: number) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  const piping: Promise<void>[] = [];
+  let to = target;
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      open.add(conn);
+      piping.push((async () => {
+        try {
+          const upstream = await Deno.connect({ hostname: "127.0.0.1", port: to });
+          open.add(upstream);
+          await Promise.all([
+            conn.readable.pipeTo(upstream.writable).catch(() => {}),
+            upstream.readable.pipeTo(conn.writable).catch(() => {}),
+          ]);
+        } catch { /* cut */ }
+      })());
+    }
+  })().catch(() => {});
+  return {
+    url: `ws://127.0.0.1:${listener.addr.port}/v1`,
+    point(port: number) {
+      to = port;
+    },
+    cut() {
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+      open.clear();
+    },
+    async close() {
+      listener.close();
+      this.cut();
+      await accepting;
+      await Promise.all(piping);
+    },
+  };
+}
+
+async function journalOf(dir: string, sessionId: string): Promise<string[][]> {
+  const files: string[] = [];
+  for await (const file of Deno.readDir(`${dir}/${sessionId}`)) files.push(file.name);
+  files.sort();
+  const out: string[][] = [];
+  for (const file of files) {
+    const lines = (await Deno.readTextFile(`${dir}/${sessionId}/${file}`)).trim().split("\n")
+      .map((line) => JSON.parse(line));
+    out.push([...lines[0].loaded, ...lines.slice(1).map((line: { uuid: string }) => line.uuid)]);
+  }
+  return out;
+}
+
+Deno.test({
+  name: "soak: a relay that lost its client to another relay does not write into the store after",
+  // Un-ignore with the fix (a lease or fencing of a session across relays): see the soak report.
+  ignore: true,
+  async fn() {
+    const root = await makeTestDir();
+    const store = new InMemorySessionStore();
+    const journal = `${root}/journal`;
+    await Deno.mkdir(journal);
+    await Deno.mkdir(`${root}/work`);
+    const relay = (name: string) => {
+      const home = `${root}/${name}`;
+      Deno.mkdirSync(home);
+      return serveRelay({
+        tokens: [TOKEN],
+        workspace: `${root}/work`,
+        tenancy: "shared",
+        sessionStore: store,
+        projectKey: "split",
+        storeTimeoutMs: 1_000,
+        graceMs: 10_000,
+        cli: {
+          binary: Deno.execPath(),
+          binaryArgs: ["run", "-A", "--no-config", "--quiet", STAND_IN],
+          env: { PATH: Deno.env.get("PATH") ?? "/usr/bin", HOME: home, SOAK_JOURNAL: journal },
+          clearEnv: true,
+          tempDir: home,
+          hostSignal: "ignore",
+        },
+      });
+    };
+    const a = relay("a");
+    const b = relay("b");
+    const link = proxy(a.port);
+    try {
+      const session = await DuplexSession.start({
+        transport: remote({
+          url: link.url,
+          token: TOKEN,
+          reconnect: { attempts: 20, initialDelayMs: 50, maxDelayMs: 200 },
+        }),
+      });
+      const first = await session.send("first", { timeoutMs: 10_000 });
+      const sessionId = first.result.sessionId!;
+      const slow = session.send("second [[slow:1500]]", { timeoutMs: 6_000 }).catch((e) => e);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      link.point(b.port); // the balancer's choice changed
+      link.cut();
+      await slow; // A finishes it; its result never reaches the client, now on B
+      const third = await session.send("third", { timeoutMs: 10_000 });
+      assert.equal(third.result.isError, false);
+      await session.close();
+      const stored = ((await store.load({ projectKey: "split", sessionId })) ?? [])
+        .map((entry) => entry.uuid);
+      const processes = await journalOf(journal, sessionId);
+      assert.equal(processes.length, 2, "B resumed the conversation in a CLI of its own");
+      assert.deepEqual(
+        stored,
+        processes.at(-1),
+        "the store holds what the conversation's current CLI wrote, nothing of the old one after",
+      );
+    } finally {
+      await link.close();
+      await a.close();
+      await b.close();
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    }
+  },
+});
