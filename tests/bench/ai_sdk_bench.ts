@@ -26,8 +26,10 @@
  * model object for the whole conversation it resumes its last session
  * (`getEffectiveResume`: `this.sessionId`).
  *
- * Run: `deno run -P=install .ci/install_ai_sdk.ts && deno run -P=bench
- * tests/bench/ai_sdk_bench.ts [--turns=N]` (default 10 turns).
+ * Run: `deno run -P=install .ci/install_ai_sdk.ts && deno run -P=e2e
+ * tests/bench/ai_sdk_bench.ts [--turns=N]` (default 10 turns; the `e2e`
+ * permission set: `ai` reads the host name when it loads, which `bench` does
+ * not allow).
  *
  * @module
  */
