@@ -209,28 +209,37 @@ const theirs = samples["claude-agent-acp"];
 /* The median of each round's ratio: both agents ran in the same round, so load drift cancels. */
 const paired = (a: number[], b: number[]): string =>
   `${median(a.map((value, i) => value / b[i]!)).toFixed(2)}x`;
-const timeRow = (
-  id: string,
-  what: string,
-  a: number[],
-  b: number[],
-  byRound: [number[], number[]] = [a, b],
-): string[] => [
-  id,
-  what,
-  `${ms(median(a))} (p90 ${ms(quantile(a, 0.9))})`,
-  `${ms(median(b))} (p90 ${ms(quantile(b, 0.9))})`,
-  `${(median(a) / median(b)).toFixed(2)}x`,
-  paired(...byRound),
+type Field = keyof Sample;
+/* Each row: its id, what it measures, its unit, its samples, and the per-round ones if they differ. */
+const specs: [string, string, "ms" | "MiB", Field, Field?][] = [
+  ["10a", `spawn -> session/new answered (median of ${rounds})`, "ms", "ready"],
+  [
+    "10b",
+    `first prompt -> first agent_message_chunk (median of ${rounds})`,
+    "ms",
+    "firstChunkCold",
+  ],
+  [
+    "10c",
+    `warm prompt -> first agent_message_chunk (median of ${rounds * prompts})`,
+    "ms",
+    "firstChunkWarm",
+    "warmChunkByRound",
+  ],
+  [
+    "10d",
+    `warm prompt -> its answer (median of ${rounds * prompts})`,
+    "ms",
+    "prompt",
+    "promptByRound",
+  ],
+  ["10e", `peak RSS of the agent process (median of ${rounds})`, "MiB", "agentRssMb"],
+  ["10f", `peak RSS of the agent + its CLI (median of ${rounds})`, "MiB", "totalRssMb"],
 ];
-const rssRow = (id: string, what: string, a: number[], b: number[]): string[] => [
-  id,
-  what,
-  `${median(a).toFixed(0)} MiB (max ${Math.max(...a).toFixed(0)})`,
-  `${median(b).toFixed(0)} MiB (max ${Math.max(...b).toFixed(0)})`,
-  `${(median(a) / median(b)).toFixed(2)}x`,
-  paired(a, b),
-];
+const cell = (values: number[], unit: "ms" | "MiB"): string =>
+  unit === "ms"
+    ? `${ms(median(values))} (p90 ${ms(quantile(values, 0.9))})`
+    : `${median(values).toFixed(0)} MiB (max ${Math.max(...values).toFixed(0)})`;
 const rows = [
   [
     "#",
@@ -240,39 +249,14 @@ const rows = [
     "ratio",
     "paired ratio (median of rounds)",
   ],
-  timeRow("10a", `spawn -> session/new answered (median of ${rounds})`, ours.ready, theirs.ready),
-  timeRow(
-    "10b",
-    `first prompt -> first agent_message_chunk (median of ${rounds})`,
-    ours.firstChunkCold,
-    theirs.firstChunkCold,
-  ),
-  timeRow(
-    "10c",
-    `warm prompt -> first agent_message_chunk (median of ${rounds * prompts})`,
-    ours.firstChunkWarm,
-    theirs.firstChunkWarm,
-    [ours.warmChunkByRound, theirs.warmChunkByRound],
-  ),
-  timeRow(
-    "10d",
-    `warm prompt -> its answer (median of ${rounds * prompts})`,
-    ours.prompt,
-    theirs.prompt,
-    [ours.promptByRound, theirs.promptByRound],
-  ),
-  rssRow(
-    "10e",
-    `peak RSS of the agent process (median of ${rounds})`,
-    ours.agentRssMb,
-    theirs.agentRssMb,
-  ),
-  rssRow(
-    "10f",
-    `peak RSS of the agent + its CLI (median of ${rounds})`,
-    ours.totalRssMb,
-    theirs.totalRssMb,
-  ),
+  ...specs.map(([id, what, unit, field, byRound]) => [
+    id,
+    what,
+    cell(ours[field], unit),
+    cell(theirs[field], unit),
+    `${(median(ours[field]) / median(theirs[field])).toFixed(2)}x`,
+    paired(ours[byRound ?? field], theirs[byRound ?? field]),
+  ]),
 ];
 console.log(
   `ACP bench: ${rounds} rounds x ${prompts} warm prompts, CLI ${cli.path}, ` +
