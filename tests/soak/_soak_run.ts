@@ -539,7 +539,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
               burstOutcomes.ok = (burstOutcomes.ok ?? 0) + 1;
             } catch (error) {
               const kind = `${kindOf(error)}: ${
-                (error instanceof Error ? error.message : "").slice(0, 60)
+                (error instanceof Error ? error.message : "").replace(/ws:\/\/\S+/g, "<url>").slice(
+                  0,
+                  200,
+                )
               }`;
               const short = kind.replace(/[0-9a-f-]{36}/g, "<id>").replace(/\d+/g, "N");
               burstOutcomes[short] = (burstOutcomes[short] ?? 0) + 1;
