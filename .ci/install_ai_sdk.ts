@@ -26,6 +26,8 @@
  * @module
  */
 
+import { capture } from "./_latest_install.ts";
+
 /** The install folder, relative to the project root. */
 export const AI_SDK_PREFIX = ".cache/ai-sdk";
 
@@ -108,33 +110,12 @@ export async function installAiSdk(prefix: string = aiSdkPrefix()): Promise<bool
   await Deno.mkdir(prefix, { recursive: true });
   const specs = Object.entries(AI_SDK_PACKAGES).map(([name, version]) => `${name}@${version}`);
   console.log(`Installing ${missing.join(", ")} into ${prefix}…`);
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command("npm", {
-      args: [
-        "install",
-        "--prefix",
-        prefix,
-        "--no-audit",
-        "--no-fund",
-        "--omit=optional",
-        "--save-exact",
-        ...specs,
-      ],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(INSTALL_TIMEOUT_MS),
-    }).output();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotCapable) throw error;
-    console.error(`!! Cannot install the AI SDK packages: npm could not run (${error})`);
-    return false;
-  }
+  const args = ["install", "--prefix", prefix, "--no-audit", "--no-fund", "--omit=optional"];
+  const outcome = await capture("npm", [...args, "--save-exact", ...specs], INSTALL_TIMEOUT_MS);
   const still = await missingPackages(prefix);
-  if (!output.success || still.length > 0) {
-    const stderr = new TextDecoder().decode(output.stderr).trim().split("\n").slice(-4).join(" | ");
-    console.error(`!! Cannot install ${still.join(", ")}: npm exited ${output.code}: ${stderr}`);
+  if (!outcome.ok || still.length > 0) {
+    const why = outcome.ok ? "npm succeeded but they are not there" : outcome.why;
+    console.error(`!! Cannot install ${still.join(", ")}: ${why}`);
     return false;
   }
   console.log(`AI SDK packages ready in ${prefix}`);

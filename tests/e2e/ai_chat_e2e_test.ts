@@ -48,6 +48,11 @@ async function ask(tab: Tab, prompt: string): Promise<void> {
   );
 }
 
+/** Waits until the last tool call on the page is in `state` (its class). */
+function toolIn(tab: Tab, state: string): Promise<unknown> {
+  return tab.waitFor(`${LAST_TOOL}?.classList.contains("${state}")`, `a tool ${state}`, TURN_MS);
+}
+
 /** The status of the page's chat once no request runs. */
 function settled(tab: Tab, what: string): Promise<unknown> {
   return tab.waitFor(`document.querySelector("main").dataset.status === "ready"`, what, TURN_MS);
@@ -84,22 +89,14 @@ if (missing.length > 0) {
 
       await t.step("Approve on the page: the tool runs in the CLI", async () => {
         await ask(tab, "[[tool:bash:touch chat-approved.txt && echo chat-approved-ran]]");
-        await tab.waitFor(
-          `${LAST_TOOL}?.classList.contains("approval-requested")`,
-          "Approve",
-          TURN_MS,
-        );
+        await toolIn(tab, "approval-requested");
         assert.equal(
           await tab.evaluate(`${LAST_TOOL}.textContent`),
           "Bash touch chat-approved.txt && echo chat-approved-ranApproveDeny",
         );
         assert.equal(chats.pending(await chatId(tab)).length, 1, "the CLI waits on the answer");
         await tab.click(".tool.approval-requested .approve");
-        await tab.waitFor(
-          `${LAST_TOOL}?.classList.contains("output-available")`,
-          "the output",
-          TURN_MS,
-        );
+        await toolIn(tab, "output-available");
         await tab.waitFor(`/Tool said: chat-approved-ran/.test(${ANSWER})`, "the answer", TURN_MS);
         assert.match(String(await tab.evaluate(`${LAST_TOOL}.textContent`)), /chat-approved-ran/);
         assert.ok(await exists(`${box.work}/chat-approved.txt`), "the tool ran");
@@ -108,11 +105,7 @@ if (missing.length > 0) {
 
       await t.step("Deny on the page: the tool does not run, the answer says so", async () => {
         await ask(tab, "[[tool:bash:touch chat-denied.txt && echo chat-denied-ran]]");
-        await tab.waitFor(
-          `${LAST_TOOL}?.classList.contains("approval-requested")`,
-          "Deny",
-          TURN_MS,
-        );
+        await toolIn(tab, "approval-requested");
         // The same PNG each run: no caret, fonts loaded, two frames painted.
         await tab.evaluate(`document.activeElement?.blur();
           document.fonts.ready.then(() =>
@@ -121,7 +114,7 @@ if (missing.length > 0) {
         assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47]); // "PNG"
         await Deno.writeFile(SCREENSHOT, png);
         await tab.click(".tool.approval-requested .deny");
-        await tab.waitFor(`${LAST_TOOL}?.classList.contains("output-denied")`, "denied", TURN_MS);
+        await toolIn(tab, "output-denied");
         await tab.waitFor(
           `/Tool failed: .*Denied on the page/.test(${ANSWER})`,
           "the answer",
