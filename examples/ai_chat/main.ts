@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-console -- examples print what they do
 /**
  * The chat of `examples/web_approvals/` written with the AI SDK's `useChat`
- * (`page.tsx`, about 90 lines of React): streamed answers, Approve / Deny on
+ * (`page.tsx`, under 100 lines of React): streamed answers, Approve / Deny on
  * each tool Claude Code asks to run, a Stop button. The server is
  * `Deno.serve` with `chatHandler` (`app.ts`); each chat id gets a warm
  * `claude` in a `SessionPool`.
