@@ -149,7 +149,12 @@ export class TranscriptMirror {
     const work = [...this.#transcripts.values()].map(async (transcript) => {
       clearTimeout(transcript.catchUpTimer);
       await transcript.chain;
-      if (transcript.behind !== undefined) await this.#catchUp(transcript, limit.signal);
+      // A store back within the bound gets every line: retry, backing off, until it passes.
+      while (transcript.behind !== undefined && !limit.signal.aborted) {
+        await this.#catchUp(transcript, limit.signal);
+        if (transcript.behind === undefined) break;
+        await sleep(transcript.catchUpDelay, { signal: limit.signal }).catch(() => {});
+      }
     });
     await abortable(Promise.all(work), limit.signal).catch(() => {});
     let behind: Transcript | undefined;

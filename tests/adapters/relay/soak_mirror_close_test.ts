@@ -34,9 +34,6 @@ class DownStore extends InMemorySessionStore {
 Deno.test({
   name:
     "soak: a conversation that ends while the store is down is caught up within the close bound",
-  // Un-ignore with the fix of src/session/_mirror.ts (close() retries its catch-up until
-  // closeFlushMs): the soak's report gives the diff.
-  ignore: true,
   async fn() {
     const workspace = await makeTestDir();
     const home = await makeTestDir();
