@@ -20,8 +20,8 @@ import assert from "node:assert/strict";
 
 const root = new URL("../", import.meta.url);
 
-/** A row id of BENCHMARKS.md: `1`, `2b`, `2c'`, a capacity row, `C3`, or a finding, `F9`. */
-const ROW_ID = String.raw`(?:[CF]\d+|\d+[a-z]?'?)`;
+/** A row id of BENCHMARKS.md: `1`, `2b`, `2c'`, a capacity row, `C3`, a soak row, `K6`, or a finding, `F9`. */
+const ROW_ID = String.raw`(?:[CFK]\d+|\d+[a-z]?'?)`;
 /** "row 2b", "rows 8h, 8i", "rows 3b and 3b'", "rows 1 to 7b", "rows 8a-8f". */
 const CITATION = new RegExp(
   String.raw`\b[Rr]ows? (${ROW_ID}(?:(?:,\s*|\s+and\s+|\s+to\s+|-)${ROW_ID})*)(?![\w'])`,
