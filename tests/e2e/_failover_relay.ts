@@ -1,9 +1,12 @@
 // deno-lint-ignore-file no-console
 /**
- * A relay process of the failover test and bench: `serveRelay` over a
- * PostgreSQL session store, configured by one JSON environment variable,
- * `FAILOVER_RELAY` ({@linkcode FailoverRelayConfig}). It prints one line,
- * `{"url":…,"port":…}`, once it listens, and closes on SIGTERM or SIGINT.
+ * A relay process of the failover test and bench and of the soak
+ * (`tests/soak/`): `serveRelay` over a PostgreSQL session store, configured
+ * by one JSON environment variable, `FAILOVER_RELAY`
+ * ({@linkcode FailoverRelayConfig}). It prints one line,
+ * `{"url":…,"port":…}`, once it listens, and closes on SIGTERM or SIGINT. A
+ * process of its own, so that a test can SIGKILL it, or SIGSTOP and SIGCONT
+ * it.
  *
  * @module
  */
@@ -25,6 +28,16 @@ export interface FailoverRelayConfig {
   readonly env: Record<string, string>;
   /** Where a resume from the store materialises its private config folder. */
   readonly tempDir: string;
+  /** Arguments before the relay's flags (a stand-in CLI's script). */
+  readonly binaryArgs?: readonly string[];
+  /** Its `maxSessions` (one owner: the whole); the relay's default when absent. */
+  readonly maxSessions?: number;
+  /** Its `graceMs`; the relay's default when absent. */
+  readonly graceMs?: number;
+  /** Its `maxPendingConnections`; the relay's default when absent. */
+  readonly maxPendingConnections?: number;
+  /** The mirror's `catchUpDelayMs`; the default when absent. */
+  readonly catchUpDelayMs?: number;
 }
 
 const config = JSON.parse(Deno.env.get("FAILOVER_RELAY") ?? "null") as FailoverRelayConfig | null;
@@ -50,8 +63,17 @@ const relay = serveRelay({
   storeTimeoutMs: 2_000,
   heartbeatMs: 2_000,
   policy: { exposePid: true },
+  ...(config.graceMs === undefined ? {} : { graceMs: config.graceMs }),
+  ...(config.maxSessions === undefined ? {} : { maxSessions: config.maxSessions }),
+  ...(config.maxPendingConnections === undefined
+    ? {}
+    : { maxPendingConnections: config.maxPendingConnections }),
   cli: {
     binary: config.binary,
+    ...(config.binaryArgs === undefined ? {} : { binaryArgs: config.binaryArgs }),
+    ...(config.catchUpDelayMs === undefined
+      ? {}
+      : { mirror: { catchUpDelayMs: config.catchUpDelayMs } }),
     env: config.env,
     clearEnv: true,
     tempDir: config.tempDir,

@@ -1,5 +1,5 @@
 /**
- * The soak's fleet on loopback: relay processes (`_soak_relay.ts`, each
+ * The soak's fleet on loopback: relay processes (`tests/e2e/_failover_relay.ts`, each
  * leading its own process group, so that a SIGKILL, SIGSTOP or SIGCONT
  * reaches the whole relay), HAProxy with the configuration the project ships
  * (`examples/relay/haproxy.cfg`: its server line replaced by one per relay,
@@ -10,9 +10,11 @@
  */
 
 import { freePort, HAPROXY_CONFIG } from "../e2e/_failover_harness.ts";
-import type { SoakRelayConfig } from "./_soak_relay.ts";
+import type { FailoverRelayConfig } from "../e2e/_failover_relay.ts";
 
-const RELAY_PROGRAM = decodeURIComponent(new URL("./_soak_relay.ts", import.meta.url).pathname);
+const RELAY_PROGRAM = decodeURIComponent(
+  new URL("../e2e/_failover_relay.ts", import.meta.url).pathname,
+);
 const CONFIG = decodeURIComponent(new URL("../../deno.json", import.meta.url).pathname);
 const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder();
@@ -52,7 +54,7 @@ export interface SoakRelay {
 }
 
 /** Makes a relay (not started). */
-export function soakRelay(name: string, config: Omit<SoakRelayConfig, "port">): SoakRelay {
+export function soakRelay(name: string, config: Omit<FailoverRelayConfig, "port">): SoakRelay {
   const port = freePort();
   const pids: number[] = [];
   let child: Deno.ChildProcess | undefined;
@@ -76,7 +78,7 @@ export function soakRelay(name: string, config: Omit<SoakRelayConfig, "port">): 
       const process = new Deno.Command(Deno.execPath(), {
         args: ["run", "-A", "--quiet", `--config=${CONFIG}`, RELAY_PROGRAM],
         env: {
-          SOAK_RELAY: JSON.stringify({ ...config, port }),
+          FAILOVER_RELAY: JSON.stringify({ ...config, port }),
           NO_COLOR: "1",
           TMPDIR: config.tempDir,
         },

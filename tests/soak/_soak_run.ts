@@ -276,6 +276,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         // Two relays carry every live conversation while the third is down.
         maxSessions: Math.ceil(concurrency / 2) + 8,
         graceMs: 10_000,
+        maxPendingConnections: 256,
+        catchUpDelayMs: 300,
       }));
     }
     await Promise.all(relays.map((relay) => relay.start()));
