@@ -17,7 +17,6 @@
  * @module
  */
 
-import { messageOf } from "../src/_values.ts";
 import { installSdk } from "../tests/bench/install_sdk.ts";
 
 /** The folder the drift watch installs into, relative to the project root. */
@@ -28,39 +27,8 @@ const VIEW_TIMEOUT_MS = 60_000;
 const INSTALL_TIMEOUT_MS = 15 * 60_000;
 const VERSION_TIMEOUT_MS = 30_000;
 
-/** A command's outcome: its text, or why it failed. */
-export type Outcome = { ok: true; text: string } | { ok: false; why: string };
-
-/**
- * Runs a command to its end, capturing its output.
- *
- * @param command The program.
- * @param args Its arguments.
- * @param timeoutMs When to stop it.
- * @returns Its stdout, or why it failed (with its stderr's last lines).
- */
-export async function capture(
-  command: string,
-  args: readonly string[],
-  timeoutMs: number,
-): Promise<Outcome> {
-  try {
-    const output = await new Deno.Command(command, {
-      args: [...args],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: { DISABLE_AUTOUPDATER: "1", DISABLE_TELEMETRY: "1", NO_COLOR: "1" },
-      signal: AbortSignal.timeout(timeoutMs),
-    }).output();
-    const text = new TextDecoder().decode(output.stdout);
-    if (output.success) return { ok: true, text };
-    const stderr = new TextDecoder().decode(output.stderr).trim().split("\n").slice(-3).join(" | ");
-    return { ok: false, why: `${command} ${args.join(" ")} exited ${output.code}: ${stderr}` };
-  } catch (error) {
-    return { ok: false, why: `${command} could not run: ${messageOf(error)}` };
-  }
-}
+export { capture, type Outcome } from "./_capture.ts";
+import { capture, type Outcome } from "./_capture.ts";
 
 /**
  * The newest version of a package on the registry.

@@ -19,6 +19,8 @@
  * @module
  */
 
+import { npmInstall } from "./_capture.ts";
+
 /** The pinned adapter version. */
 export const ACP_ADAPTER_VERSION = "0.23.1";
 /** The adapter's npm package. */
@@ -58,25 +60,12 @@ export async function installAcp(): Promise<boolean> {
     console.log(`${spec} ready: ${ACP_PACKAGE_DIR}`);
     return true;
   }
-  await Deno.mkdir(ACP_PREFIX, { recursive: true });
   console.log(`Installing ${spec} into ${ACP_PREFIX}…`);
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command("npm", {
-      args: ["install", "--prefix", ACP_PREFIX, "--no-audit", "--no-fund", "--omit=optional", spec],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(INSTALL_TIMEOUT_MS),
-    }).output();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotCapable) throw error;
-    console.error(`!! Cannot install ${spec}: npm could not run (${error})`);
-    return false;
-  }
-  if (!output.success || (await installedAcpVersion()) !== ACP_ADAPTER_VERSION) {
-    const stderr = new TextDecoder().decode(output.stderr).trim().split("\n").slice(-4).join(" | ");
-    console.error(`!! Cannot install ${spec}: npm exited ${output.code}: ${stderr}`);
+  const outcome = await npmInstall(ACP_PREFIX, [spec], INSTALL_TIMEOUT_MS);
+  if (!outcome.ok || (await installedAcpVersion()) !== ACP_ADAPTER_VERSION) {
+    console.error(
+      `!! Cannot install ${spec}: ${outcome.ok ? "npm succeeded, it is not there" : outcome.why}`,
+    );
     return false;
   }
   console.log(`${spec} ready: ${ACP_PACKAGE_DIR}`);

@@ -26,7 +26,7 @@
  * @module
  */
 
-import { capture } from "./_latest_install.ts";
+import { npmInstall } from "./_capture.ts";
 
 /** The install folder, relative to the project root. */
 export const AI_SDK_PREFIX = ".cache/ai-sdk";
@@ -107,11 +107,9 @@ export async function installAiSdk(prefix: string = aiSdkPrefix()): Promise<bool
     console.log(`AI SDK packages ready in ${prefix}`);
     return true;
   }
-  await Deno.mkdir(prefix, { recursive: true });
   const specs = Object.entries(AI_SDK_PACKAGES).map(([name, version]) => `${name}@${version}`);
   console.log(`Installing ${missing.join(", ")} into ${prefix}…`);
-  const args = ["install", "--prefix", prefix, "--no-audit", "--no-fund", "--omit=optional"];
-  const outcome = await capture("npm", [...args, "--save-exact", ...specs], INSTALL_TIMEOUT_MS);
+  const outcome = await npmInstall(prefix, specs, INSTALL_TIMEOUT_MS);
   const still = await missingPackages(prefix);
   if (!outcome.ok || still.length > 0) {
     const why = outcome.ok ? "npm succeeded but they are not there" : outcome.why;

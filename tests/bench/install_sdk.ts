@@ -22,6 +22,8 @@
  * @module
  */
 
+import { npmInstall } from "../../.ci/_capture.ts";
+
 /** The pinned SDK version. */
 export const SDK_VERSION = "0.3.333";
 /** The install folder, relative to the project root. */
@@ -102,26 +104,12 @@ export async function installSdk(options: InstallSdkOptions = {}): Promise<boole
     console.log(`${PACKAGE}@${version} ready: ${sdkEntry(prefix)}`);
     return true;
   }
-  await Deno.mkdir(prefix, { recursive: true });
   const spec = `${PACKAGE}@${version}`;
   console.log(`Installing ${spec} into ${prefix}…`);
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command("npm", {
-      args: ["install", "--prefix", prefix, "--no-audit", "--no-fund", "--omit=optional", spec],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(INSTALL_TIMEOUT_MS),
-    }).output();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotCapable) throw error;
-    console.error(`!! Cannot install ${spec}: npm could not run (${error}); SDK columns skipped`);
-    return false;
-  }
-  if (!output.success || (await installedVersion(prefix)) !== version) {
-    const stderr = new TextDecoder().decode(output.stderr).trim().split("\n").slice(-4).join(" | ");
-    console.error(`!! Cannot install ${spec}: npm exited ${output.code}: ${stderr}`);
+  const outcome = await npmInstall(prefix, [spec], INSTALL_TIMEOUT_MS);
+  if (!outcome.ok || (await installedVersion(prefix)) !== version) {
+    const why = outcome.ok ? "npm succeeded, it is not there" : outcome.why;
+    console.error(`!! Cannot install ${spec}: ${why}; SDK columns skipped`);
     return false;
   }
   console.log(`${spec} ready: ${sdkEntry(prefix)}`);
