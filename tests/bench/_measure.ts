@@ -100,3 +100,28 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
     clearTimeout(timer);
   }
 }
+
+/**
+ * A whole-number flag of a bench script (`--name=N`, at least 1).
+ *
+ * @param name The flag, without the dashes.
+ * @param fallback Its value when absent.
+ * @returns The value.
+ * @throws {Error} For a value that is not a whole number of at least 1.
+ */
+export function option(name: string, fallback: number): number {
+  const found = Deno.args.find((arg) => arg.startsWith(`--${name}=`));
+  const value = found === undefined ? fallback : Number(found.slice(name.length + 3));
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be >= 1`);
+  return value;
+}
+
+/**
+ * Milliseconds for a table: whole ones from 100 ms, one decimal below.
+ *
+ * @param value The duration in milliseconds.
+ * @returns For example `"312 ms"` or `"41.5 ms"`.
+ */
+export function ms(value: number): string {
+  return value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(1)} ms`;
+}

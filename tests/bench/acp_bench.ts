@@ -37,18 +37,7 @@ import {
   type SpawnedAgent,
   zedAgentMissing,
 } from "../e2e/_acp_client.ts";
-import { median, quantile } from "./_measure.ts";
-
-function option(name: string, fallback: number): number {
-  const found = Deno.args.find((arg) => arg.startsWith(`--${name}=`));
-  const value = found === undefined ? fallback : Number(found.slice(name.length + 3));
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be >= 1`);
-  return value;
-}
-
-function ms(value: number): string {
-  return value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(1)} ms`;
-}
+import { median, ms, option, quantile } from "./_measure.ts";
 
 /** What one agent measured over the rounds. */
 interface Sample {

@@ -43,20 +43,9 @@ import {
   startRelays,
 } from "../e2e/_failover_harness.ts";
 import { type PostgresServer, startPostgres } from "../stores/_postgres_server.ts";
-import { median, quantile } from "./_measure.ts";
+import { median, ms, option, quantile } from "./_measure.ts";
 
 const TOKEN = crypto.randomUUID();
-
-function option(name: string, fallback: number): number {
-  const found = Deno.args.find((arg) => arg.startsWith(`--${name}=`));
-  const value = found === undefined ? fallback : Number(found.slice(name.length + 3));
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be >= 1`);
-  return value;
-}
-
-function ms(value: number): string {
-  return value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(1)} ms`;
-}
 
 function progress(message: string): void {
   console.error(`[failover bench] ${message}`);
