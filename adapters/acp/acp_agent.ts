@@ -27,23 +27,16 @@ import {
   type SessionUpdate,
   type SetSessionConfigOptionRequest,
 } from "./_acp.ts";
-import {
-  deny,
-  type DuplexSession,
-  isDuplexError,
-  type PermissionDecision,
-  type PermissionRequest,
-  type TransportFactory,
-} from "../../mod.ts";
+import { type DuplexSession, isDuplexError, type TransportFactory } from "../../mod.ts";
 import { subprocess, type SubprocessOptions } from "../subprocess/mod.ts";
 import { SessionPool } from "../subprocess/pool/mod.ts";
 import { remote } from "../remote/mod.ts";
+import { messageOf } from "../../src/_values.ts";
 import { VERSION } from "../../src/version.ts";
 import type { AcpAgentOptions } from "./acp_options.ts";
 import { AcpSession } from "./_acp_session.ts";
-import { permissionAnswer, permissionOptions } from "./_permission.ts";
+import { askClient } from "./_ask_client.ts";
 import { availableCommands, configOptions, modeIds, modeState } from "./_session_config.ts";
-import { toolInfo } from "./_tool_info.ts";
 import { promptSession } from "./_prompt_turn.ts";
 import { loadHistory, storedSessions } from "./_history.ts";
 import type { PermissionMode } from "../../src/protocol/control.ts";
@@ -110,7 +103,18 @@ export class AcpAgent implements AsyncDisposable {
         ...options.session,
         ...(options.telemetry ? { telemetry: options.telemetry } : {}),
       },
-      onPermission: (request, context) => this.#permission(context, request),
+      onPermission: (request, { key, session }) =>
+        askClient(
+          {
+            state: this.#sessions.get(key),
+            client: this.#client,
+            bypass: this.#bypass,
+            log: (message) => this.#log(message),
+            notify: (update) => this.#notify(key, update),
+          },
+          session,
+          request,
+        ),
       ...(options.maxLive === undefined ? {} : { maxLive: options.maxLive }),
       ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
       launch: (launched) => this.#launch(launched),
@@ -442,43 +446,4 @@ export class AcpAgent implements AsyncDisposable {
     }
     return { configOptions: this.#config(state) };
   }
-
-  async #permission(
-    { key, session }: { key: string; session: DuplexSession },
-    request: PermissionRequest,
-  ): Promise<PermissionDecision> {
-    const state = this.#sessions.get(key);
-    const client = this.#client;
-    if (!state || !client) {
-      return deny("No ACP client is connected to answer the permission request");
-    }
-    const info = toolInfo(request.toolName, request.input, { cwd: state.cwd });
-    const response = await client.request(methods.client.session.requestPermission, {
-      sessionId: key,
-      options: permissionOptions(request, this.#bypass),
-      toolCall: {
-        toolCallId: request.toolUseId ?? request.requestId,
-        rawInput: request.input,
-        title: info.title,
-        kind: info.kind,
-        content: info.content,
-        locations: info.locations,
-      },
-    }, { cancellationSignal: request.signal }).catch((error) => {
-      this.#log(`The permission request failed: ${messageOf(error)}`);
-      return undefined;
-    });
-    if (response === undefined) return deny("The client did not answer the permission request");
-    const answer = permissionAnswer(request, response);
-    if (answer.mode !== undefined) {
-      state.mode = answer.mode;
-      state.markApplied(session);
-      await this.#notify(key, { sessionUpdate: "current_mode_update", currentModeId: answer.mode });
-    }
-    return answer.decision;
-  }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
