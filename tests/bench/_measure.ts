@@ -125,3 +125,17 @@ export function option(name: string, fallback: number): number {
 export function ms(value: number): string {
   return value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(1)} ms`;
 }
+
+/**
+ * Prints rows as a Markdown table, columns padded (the first row is the header).
+ *
+ * @param rows The header, then the rows, cells as text.
+ */
+export function printTable(rows: readonly (readonly string[])[]): void {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const line = (row: readonly string[]): string =>
+    `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ")} |`;
+  const rule = `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`;
+  // deno-lint-ignore no-console
+  console.log([line(rows[0]!), rule, ...rows.slice(1).map(line)].join("\n"));
+}

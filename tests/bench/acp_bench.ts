@@ -37,7 +37,7 @@ import {
   type SpawnedAgent,
   zedAgentMissing,
 } from "../e2e/_acp_client.ts";
-import { median, ms, option, quantile } from "./_measure.ts";
+import { median, ms, option, printTable, quantile } from "./_measure.ts";
 
 /** What one agent measured over the rounds. */
 interface Sample {
@@ -251,9 +251,4 @@ console.log(
   `ACP bench: ${rounds} rounds x ${prompts} warm prompts, CLI ${cli.path}, ` +
     `1-min load ${load} at the start, ${await loadavg()} at the end`,
 );
-const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-const line = (row: string[]): string =>
-  `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ")} |`;
-console.log(line(rows[0]!));
-console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
-for (const row of rows.slice(1)) console.log(line(row));
+printTable(rows);

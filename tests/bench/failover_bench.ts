@@ -43,7 +43,7 @@ import {
   startRelays,
 } from "../e2e/_failover_harness.ts";
 import { type PostgresServer, startPostgres } from "../stores/_postgres_server.ts";
-import { median, ms, option, quantile } from "./_measure.ts";
+import { median, ms, option, printTable, quantile } from "./_measure.ts";
 
 const TOKEN = crypto.randomUUID();
 
@@ -208,12 +208,7 @@ try {
     row("F2a", "memory", "a store in memory (the relay's own cost)"),
     row("F2b", "postgres", "PostgreSQL (its server on the same cores)"),
   ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const line = (row: string[]): string =>
-    `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ")} |`;
-  console.log(line(rows[0]!));
-  console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
-  for (const row of rows.slice(1)) console.log(line(row));
+  printTable(rows);
 } finally {
   await api.close();
   await Deno.remove(root, { recursive: true }).catch(() => {});

@@ -269,34 +269,11 @@ export async function startHaproxy(
   const file = `${dir}/haproxy.cfg`;
   await Deno.writeTextFile(file, shipped.replace(serverLine, servers.join("\n")));
   const check = options.check ?? { interval: "200ms", fall: 1, rise: 1 };
-  const child = new Deno.Command("haproxy", {
-    args: ["-f", file, "-db"],
-    env: {
-      DUPLEX_PROXY_BIND: `127.0.0.1:${port}`,
-      DUPLEX_PROXY_CHECK_INTERVAL: check.interval,
-      DUPLEX_PROXY_CHECK_FALL: String(check.fall),
-      DUPLEX_PROXY_CHECK_RISE: String(check.rise),
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const out = drain(child.stdout);
-  const err = drain(child.stderr);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill("SIGKILL");
-        await child.status;
-        throw new Error(`HAProxy did not listen: ${err.text()} ${out.text()}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  const { child, out, err } = await spawnHaproxy(file, port, {
+    DUPLEX_PROXY_CHECK_INTERVAL: check.interval,
+    DUPLEX_PROXY_CHECK_FALL: String(check.fall),
+    DUPLEX_PROXY_CHECK_RISE: String(check.rise),
+  });
   return {
     port,
     urlFor: (conversation) =>
@@ -311,7 +288,67 @@ export async function startHaproxy(
   };
 }
 
-function drain(stream: ReadableStream<Uint8Array>): { text(): string; done: Promise<void> } {
+/** A HAProxy process listening on its port, with what it printed so far. */
+export interface HaproxyChild {
+  readonly child: Deno.ChildProcess;
+  readonly out: Drained;
+  readonly err: Drained;
+}
+
+/**
+ * Starts `haproxy -f file -db` bound to 127.0.0.1:port (the shipped
+ * configuration reads its bind address and checks from the environment) and
+ * waits, at most 10 s, until it accepts a connection.
+ *
+ * @param file The configuration.
+ * @param port Its listening port.
+ * @param env More of its `DUPLEX_PROXY_*` variables.
+ * @returns The process and its output.
+ * @throws {Error} When it does not listen in time (it is killed and reaped).
+ */
+export async function spawnHaproxy(
+  file: string,
+  port: number,
+  env: Record<string, string>,
+): Promise<HaproxyChild> {
+  const child = new Deno.Command("haproxy", {
+    args: ["-f", file, "-db"],
+    env: { DUPLEX_PROXY_BIND: `127.0.0.1:${port}`, ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const out = drain(child.stdout);
+  const err = drain(child.stderr);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      return { child, out, err };
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill("SIGKILL");
+        await child.status;
+        throw new Error(`HAProxy did not listen: ${err.text()} ${out.text()}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** A stream read to its end in the background: its last 16 KB, and when it ended. */
+export interface Drained {
+  text(): string;
+  readonly done: Promise<void>;
+}
+
+/**
+ * Reads a child's output stream to its end, keeping its last 16 KB.
+ *
+ * @param stream The stream.
+ * @returns Its text so far, and its end.
+ */
+export function drain(stream: ReadableStream<Uint8Array>): Drained {
   let text = "";
   const done = (async () => {
     for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { freePort, HAPROXY_CONFIG } from "../e2e/_failover_harness.ts";
+import { drain, freePort, HAPROXY_CONFIG, spawnHaproxy } from "../e2e/_failover_harness.ts";
 import type { FailoverRelayConfig } from "../e2e/_failover_relay.ts";
 
 const RELAY_PROGRAM = decodeURIComponent(
@@ -18,22 +18,6 @@ const RELAY_PROGRAM = decodeURIComponent(
 const CONFIG = decodeURIComponent(new URL("../../deno.json", import.meta.url).pathname);
 const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder();
-
-/** Sleeps, bounded. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** The last 16 KiB of a stream's text, and when it has ended. */
-export function drain(stream: ReadableStream<Uint8Array>): { text(): string; done: Promise<void> } {
-  let text = "";
-  const done = (async () => {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      text = (text + chunk).slice(-16_384);
-    }
-  })().catch(() => {});
-  return { text: () => text, done };
-}
 
 /** A relay process, restartable on its port. */
 export interface SoakRelay {
@@ -176,36 +160,13 @@ export async function startBalancer(
     shipped.replace(serverLine, servers.join("\n"))
       .replace(global, `global\n  stats socket ipv4@127.0.0.1:${statsPort} level admin\n`),
   );
-  const child = new Deno.Command("haproxy", {
-    args: ["-f", file, "-db"],
-    env: {
-      DUPLEX_PROXY_BIND: `127.0.0.1:${port}`,
-      DUPLEX_PROXY_CHECK_INTERVAL: "200ms",
-      DUPLEX_PROXY_CHECK_FALL: "1",
-      DUPLEX_PROXY_CHECK_RISE: "1",
-      DUPLEX_PROXY_SOURCE_CONNECTIONS: String(options.sourceConnections),
-      DUPLEX_PROXY_SOURCE_RATE: String(options.sourceRate),
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const out = drain(child.stdout);
-  const err = drain(child.stderr);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill("SIGKILL");
-        await child.status;
-        throw new Error(`HAProxy did not listen: ${err.text()} ${out.text()}`);
-      }
-      await sleep(50);
-    }
-  }
+  const { child, out, err } = await spawnHaproxy(file, port, {
+    DUPLEX_PROXY_CHECK_INTERVAL: "200ms",
+    DUPLEX_PROXY_CHECK_FALL: "1",
+    DUPLEX_PROXY_CHECK_RISE: "1",
+    DUPLEX_PROXY_SOURCE_CONNECTIONS: String(options.sourceConnections),
+    DUPLEX_PROXY_SOURCE_RATE: String(options.sourceRate),
+  });
   return {
     port,
     pid: child.pid,

@@ -31,36 +31,9 @@
 
 import { projectKeyOf } from "../../src/store/project_key.ts";
 
-const encoder = new TextEncoder();
+import { exit, flagValue, out } from "../fixtures/_stand_in_io.ts";
+
 const args = Deno.args;
-
-function flagValue(name: string): string | undefined {
-  const prefix = `--${name}=`;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg.startsWith(prefix)) return arg.slice(prefix.length);
-    if (arg === `--${name}`) return args[i + 1];
-  }
-  return undefined;
-}
-
-let writing: Promise<unknown> = Promise.resolve();
-
-/* One line at a time, in order; a reader that went away is ignored. */
-function out(frame: unknown): Promise<unknown> {
-  const data = encoder.encode(JSON.stringify(frame) + "\n");
-  writing = writing.then(async () => {
-    let written = 0;
-    while (written < data.length) written += await Deno.stdout.write(data.subarray(written));
-  }).catch(() => {});
-  return writing;
-}
-
-async function exit(code: number, stderr?: string): Promise<never> {
-  await writing;
-  if (stderr !== undefined) await Deno.stderr.write(encoder.encode(stderr)).catch(() => {});
-  Deno.exit(code);
-}
 
 const home = Deno.env.get("HOME");
 const configDir = Deno.env.get("CLAUDE_CONFIG_DIR") || (home ? `${home}/.claude` : undefined);

@@ -13,6 +13,7 @@
 import postgres from "postgres";
 import { DuplexSession } from "../../mod.ts";
 import { remote } from "../../adapters/remote/mod.ts";
+import { sleep } from "../../src/_deadline.ts";
 import { isDuplexError } from "../../src/errors.ts";
 import { PostgresSessionStore } from "../../stores/postgres/mod.ts";
 import { startPostgres } from "../stores/_postgres_server.ts";
@@ -22,7 +23,6 @@ import {
   listeningPorts,
   processes,
   sessionOfCmdline,
-  sleep,
   type SoakBalancer,
   type SoakRelay,
   soakRelay,
