@@ -14,6 +14,7 @@ import postgres from "postgres";
 import { DuplexSession } from "../../mod.ts";
 import { remote } from "../../adapters/remote/mod.ts";
 import { sleep } from "../../src/_deadline.ts";
+import { messageOf } from "../../src/_values.ts";
 import { isDuplexError } from "../../src/errors.ts";
 import { PostgresSessionStore } from "../../stores/postgres/mod.ts";
 import { startPostgres } from "../stores/_postgres_server.ts";
@@ -107,6 +108,8 @@ export interface SoakReport {
   /** Conversations whose last CLI was killed and whose store lacks what it wrote after its last append (no delivered turn). */
   readonly tailLostWithKill: number;
   readonly conversationsDone: number;
+  /** Conversations given up: their session could not be started or resumed within 120 s (why, each). */
+  readonly abandoned: string[];
   readonly conversationsResumed: number;
   readonly startsRefused: Record<string, number>;
   readonly transcriptsChecked: number;
@@ -317,6 +320,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const turns: TurnRecord[] = [];
     const faults: FaultRecord[] = [];
     const startsRefused: Record<string, number> = {};
+    const abandoned: string[] = [];
     const failedKinds: Record<string, number> = {};
     const cliSessions = new Map<number, Set<string>>();
     // CLIs SIGKILLed, or whose relay was: what they wrote after their last append is gone.
@@ -346,6 +350,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         } catch (error) {
           const kind = `${resume === undefined ? "start" : "resume"}:${kindOf(error)}`;
           startsRefused[kind] = (startsRefused[kind] ?? 0) + 1;
+          if (Deno.env.get("SOAK_DEBUG")) {
+            log(`c${conversation} ${kind}: ${(error as Error).message} resume=${resume}`);
+          }
           if (Date.now() > deadline) throw error;
           await sleep(Math.min(2_000, 200 * 2 ** Math.min(attempt, 4)));
         }
@@ -374,7 +381,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             gone = false;
             if (session !== undefined) await session.close().catch(() => {});
             if (cliSession !== undefined) resumed++;
-            session = await open(conversation, cliSession);
+            try {
+              session = await open(conversation, cliSession);
+            } catch (error) {
+              // Given up: its remaining turns are never sent; the report fails on it.
+              abandoned.push(
+                `c${conversation} after ${n} turns: ${kindOf(error)}: ${messageOf(error)}`,
+              );
+              session = undefined;
+              break;
+            }
             watching.push(watch(session));
           }
           const uuid = crypto.randomUUID();
@@ -717,6 +733,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       rerunAfterKill,
       tailLostWithKill,
       conversationsDone: done,
+      abandoned,
       conversationsResumed: resumed,
       startsRefused,
       transcriptsChecked: checked,

@@ -49,6 +49,11 @@ export function failures(report: SoakReport): string[] {
   if (report.conversationsDone !== report.options.conversations) {
     failed.push(`${report.conversationsDone}/${report.options.conversations} conversations ended`);
   }
+  if (report.abandoned.length > 0) {
+    failed.push(
+      `${report.abandoned.length} conversations abandoned: ${report.abandoned.join("; ")}`,
+    );
+  }
   if (report.leftProcesses.length > 0) failed.push(`${report.leftProcesses.length} processes left`);
   if (report.leftPorts.length > 0) failed.push(`ports left listening: ${report.leftPorts}`);
   if (report.leftFds.length > 0) failed.push(`sockets left: ${report.leftFds}`);

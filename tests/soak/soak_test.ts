@@ -42,6 +42,7 @@ if (!permitted) {
       assert.equal(report.duplicated, 0, shown);
       assert.equal(report.doubledInCli, 0, shown);
       assert.equal(report.conversationsDone, report.options.conversations, shown);
+      assert.deepEqual(report.abandoned, [], shown);
       assert.equal(
         report.delivered + report.errorResults + report.failedTyped,
         report.turnsSent,
