@@ -90,6 +90,9 @@ interface FaultRecord {
   recoveredMs?: number;
 }
 
+/** How long a conversation's start (or resume) is retried before it is abandoned. */
+const GIVE_UP_MS = 120_000;
+
 /** The soak's figures and checks. */
 export interface SoakReport {
   readonly options: SoakOptions;
@@ -108,7 +111,7 @@ export interface SoakReport {
   /** Conversations whose last CLI was killed and whose store lacks what it wrote after its last append (no delivered turn). */
   readonly tailLostWithKill: number;
   readonly conversationsDone: number;
-  /** Conversations given up: their session could not be started or resumed within 120 s (why, each). */
+  /** Conversations given up: no session started or resumed within `GIVE_UP_MS` (why, each). */
   readonly abandoned: string[];
   readonly conversationsResumed: number;
   readonly startsRefused: Record<string, number>;
@@ -334,7 +337,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const began = performance.now();
 
     const open = async (conversation: number, resume?: string): Promise<DuplexSession> => {
-      const deadline = Date.now() + 120_000;
+      const deadline = Date.now() + GIVE_UP_MS;
       for (let attempt = 0;; attempt++) {
         try {
           return await DuplexSession.start({
@@ -351,7 +354,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
           const kind = `${resume === undefined ? "start" : "resume"}:${kindOf(error)}`;
           startsRefused[kind] = (startsRefused[kind] ?? 0) + 1;
           if (Deno.env.get("SOAK_DEBUG")) {
-            log(`c${conversation} ${kind}: ${(error as Error).message} resume=${resume}`);
+            log(`c${conversation} ${kind}: ${messageOf(error)} resume=${resume}`);
           }
           if (Date.now() > deadline) throw error;
           await sleep(Math.min(2_000, 200 * 2 ** Math.min(attempt, 4)));

@@ -111,8 +111,10 @@ export function table(report: SoakReport): string[] {
     ]),
     ["conversations resumed (spawn.resume)", String(report.conversationsResumed)],
     [
-      "starts refused, retried",
-      Object.entries(report.startsRefused).map(([k, n]) => `${k} ${n}`).join(", ") || "none",
+      "starts refused, retried; conversations abandoned",
+      `${
+        Object.entries(report.startsRefused).map(([k, n]) => `${k} ${n}`).join(", ") || "none"
+      }; ${report.abandoned.length} abandoned`,
     ],
     [
       "burst beyond the limits",
