@@ -126,6 +126,8 @@ export interface BalancerOptions {
   readonly sourceConnections: number;
   /** Per-source new connections per 10 s (`DUPLEX_PROXY_SOURCE_RATE`). */
   readonly sourceRate: number;
+  /** Per-source HTTP requests per 10 s, upgrades and refusal probes (`DUPLEX_PROXY_SOURCE_REQUEST_RATE`). */
+  readonly sourceRequestRate: number;
 }
 
 /**
@@ -166,6 +168,7 @@ export async function startBalancer(
     DUPLEX_PROXY_CHECK_RISE: "1",
     DUPLEX_PROXY_SOURCE_CONNECTIONS: String(options.sourceConnections),
     DUPLEX_PROXY_SOURCE_RATE: String(options.sourceRate),
+    DUPLEX_PROXY_SOURCE_REQUEST_RATE: String(options.sourceRequestRate),
   });
   return {
     port,

@@ -291,6 +291,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     balancer = await startBalancer(relays, root, {
       sourceConnections: concurrency * 2 + 20,
       sourceRate: 100_000,
+      sourceRequestRate: 100_000,
     });
     ports.push(balancer.port);
     const lb = balancer;
