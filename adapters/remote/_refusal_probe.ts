@@ -9,21 +9,62 @@
  * `Authorization` header, which the relay answers as it answered the upgrade
  * (the reason in the body, readable from any origin). A 401 or 403 is a
  * refusal (`unauthorized`, `not_permitted`: no other relay is tried and no
- * reconnection follows); anything else, or no answer, leaves the failure as
- * it was (the relay is down, or unreachable).
+ * reconnection follows). A 429 (a proxy's per-source rate, HAProxy's in
+ * examples/relay/haproxy.cfg) or a 503 (the relay's handshakes are full, or
+ * it is shutting down) is `busy`, with the `Retry-After` it named: another
+ * relay is tried, and the same one again later. Anything else, or no answer,
+ * leaves the failure as it was (the relay is down, or unreachable); so does
+ * a failure whose words name another status (Deno's "Invalid status code:
+ * 404"), without asking.
  */
 
-import { Refusal } from "../../src/wire/wire.ts";
+import { Refusal, type RelayErrorKind } from "../../src/wire/wire.ts";
 import { parseRelayMessage } from "../../src/wire/wire_parse.ts";
 
 /** The most of a refusal's body read, in bytes. */
 const MAX_BODY_BYTES = 8192;
 
+/** The longest `Retry-After` taken as said, in milliseconds (a longer one is cut to it). */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
 /** The kinds of refusal an HTTP status before the upgrade stands for. */
-const KIND_OF_STATUS: ReadonlyMap<number, "unauthorized" | "not_permitted"> = new Map([
+const KIND_OF_STATUS: ReadonlyMap<number, RelayErrorKind> = new Map([
   [401, "unauthorized"],
   [403, "not_permitted"],
+  [429, "busy"],
+  [503, "busy"],
 ]);
+
+/**
+ * Whether a failed connection is worth asking about: its words name no HTTP
+ * status (a browser's close 1006), or one that stands for a refusal.
+ *
+ * @param said The runtime's words for the failure, if any.
+ * @returns False when they name a status that is no refusal (404, 502, ...).
+ */
+export function worthAsking(said: string | undefined): boolean {
+  const status = said?.match(/status code:?\s*(\d{3})\b/i)?.[1];
+  return status === undefined || KIND_OF_STATUS.has(Number(status));
+}
+
+/**
+ * The wait a `Retry-After` header asks for: delay seconds, or an HTTP date.
+ *
+ * @param value The header's value, if any.
+ * @param now The time now, in milliseconds since the epoch.
+ * @returns Milliseconds from 0 to {@linkcode MAX_RETRY_AFTER_MS}, or undefined when absent or unreadable.
+ */
+export function retryAfterMs(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  // Delay seconds, or an HTTP date (it has a day's name: Date.parse would read "-3" as a year).
+  const ms = /^\d+$/.test(text)
+    ? Number(text) * 1_000
+    : /^[a-z]{3},/i.test(text)
+    ? Date.parse(text) - now
+    : NaN;
+  return Number.isFinite(ms) ? Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms)) : undefined;
+}
 
 /**
  * Asks the relay why it refused a connection.
@@ -48,24 +89,23 @@ export async function askWhyRefused(
     return undefined; // unreachable, a token no header can carry, or the bound
   }
   const kind = KIND_OF_STATUS.get(response.status);
+  if (kind === undefined) {
+    await response.body?.cancel().catch(() => {});
+    return undefined;
+  }
+  const wait = kind === "busy" ? retryAfterMs(response.headers.get("retry-after")) : undefined;
+  const answered = `Cannot connect to the relay: ${http} answered HTTP ${response.status}`;
   try {
-    if (kind === undefined) return undefined;
     const text = await readSome(response);
     const parsed = parseRelayMessage(text.trim());
     if (parsed.ok && parsed.message.t === "error" && parsed.message.kind === kind) {
-      return new Refusal(kind, parsed.message.message);
+      return new Refusal(kind, parsed.message.message, wait);
     }
-    const said = text.trim().slice(0, 200);
-    return new Refusal(
-      kind,
-      `Cannot connect to the relay: ${http} answered HTTP ${response.status}` +
-        (said === "" ? "" : `: ${said}`),
-    );
+    // A proxy's page (HTML) says nothing its status does not.
+    const said = text.trim().startsWith("<") ? "" : text.trim().slice(0, 200);
+    return new Refusal(kind, answered + (said === "" ? "" : `: ${said}`), wait);
   } catch {
-    return kind === undefined ? undefined : new Refusal(
-      kind,
-      `Cannot connect to the relay: ${http} answered HTTP ${response.status}`,
-    );
+    return new Refusal(kind, answered, wait);
   } finally {
     await response.body?.cancel().catch(() => {});
   }

@@ -22,7 +22,7 @@ import type { TransportOpenContext } from "../../src/transport/transport.ts";
 import { type Frame, InboundFrames } from "./_inbound.ts";
 import { OPEN, Outbox } from "./_outbox.ts";
 import { PeerOutput } from "./_peer_output.ts";
-import { connectAny, reconnect, RefusedBy } from "./_reconnect.ts";
+import { connectPatiently, reconnect, RefusedBy } from "./_reconnect.ts";
 import { closeQuietly, type Connected, messageIn, reasonOf, refusalError } from "./_socket.ts";
 import { UnackedInput } from "./_unacked_input.ts";
 import type { Settings } from "./remote_options.ts";
@@ -81,7 +81,7 @@ export class RemoteTransport implements Transport {
     let connected: Connected;
     let url: string;
     try {
-      ({ connected, url } = await connectAny(settings, settings.urls, hello, context?.signal));
+      ({ connected, url } = await connectPatiently(settings, hello, context?.signal));
     } catch (error) {
       throw error instanceof RefusedBy ? refusalError(error.url, error.refusal) : error;
     }

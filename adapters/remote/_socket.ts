@@ -13,7 +13,7 @@ import {
 } from "../../src/wire/wire.ts";
 import { parseRelayMessage } from "../../src/wire/wire_parse.ts";
 import type { Settings } from "./remote_options.ts";
-import { askWhyRefused } from "./_refusal_probe.ts";
+import { askWhyRefused, worthAsking } from "./_refusal_probe.ts";
 
 export { Refusal };
 
@@ -66,14 +66,15 @@ const CLOSE_AFTER_ERROR_MS = 1_000;
  * arrives. Never leaves a socket open on failure. A connection that fails
  * before it opens is followed by one plain `GET` of the same URL (the token
  * in an `Authorization` header, within the same bound): the relay refuses a
- * bad token or origin with HTTP 401 / 403 before the upgrade, which a
- * WebSocket cannot read, and answers that request the same way.
+ * bad token or origin with HTTP 401 / 403 before the upgrade, and a busy
+ * relay or proxy answers 503 / 429, which a WebSocket cannot read; the
+ * relay answers that request the same way.
  *
  * @param target Where and how to connect, and the bound on it.
  * @param hello The first message.
  * @param signal Aborting it rejects with its reason, unchanged.
  * @throws {Refusal} When the relay says no (in an `error` message, or with
- * HTTP 401 / 403 before the upgrade).
+ * HTTP 401 / 403, or 429 / 503 for `busy`, before the upgrade).
  * @throws {DuplexError} `not_permitted` (the runtime forbids the connection),
  * `invalid_argument` (the runtime rejects the URL), `timeout`, `protocol`,
  * `closed` (the connection failed: the runtime's words, close code and reason).
@@ -229,7 +230,8 @@ function handshake(
   /** The connection failed: before it opened, the relay may have refused it over HTTP. */
   const failed = (error: DuplexError): void => {
     if (done.signal.aborted || asking) return;
-    if (opened) {
+    // Deno names the status it got: one that is no refusal (404, 502) is not asked about.
+    if (opened || !worthAsking(failure === undefined ? undefined : messageIn(failure))) {
       finish(error);
       return;
     }

@@ -28,8 +28,11 @@ import { checkOptions, type RemoteOptions } from "./remote_options.ts";
  * `process_exited` (the CLI could not start), `protocol` (not a relay of
  * this version), `not_found` (`spawn.resume` names a conversation the relay
  * does not know, or not for this token's owner), `invalid_argument` (a token
- * function returned no string).
- * Neither refusal is retried, on another relay or by reconnecting. Aborting
+ * function returned no string), `closed` with a `busy` refusal as its cause
+ * (every relay still busy after the `reconnect` attempts: a busy relay, or
+ * HTTP 429 / 503 before the upgrade, passes the start to the next relay and
+ * is tried again after its `Retry-After`).
+ * Neither `unauthorized` nor `not_permitted` is retried, on another relay or by reconnecting. Aborting
  * the session's start signal rejects with its reason, unchanged. The
  * session's trace context (`DuplexSession.start({ telemetry })`) travels in
  * the handshake, so the relay's spans and the CLI join the session's trace.

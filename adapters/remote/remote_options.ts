@@ -64,7 +64,12 @@ export interface RemoteOptions {
    * Reconnect after a dropped connection, resuming the same `claude` with
    * nothing lost or duplicated (while the relay keeps it: its grace period).
    * `false` ends the transport at the first drop. The delay before attempt
-   * `n` (from 0) is `min(maxDelayMs, initialDelayMs * 2^n)`; both may be 0.
+   * `n` (from 0) is `min(maxDelayMs, initialDelayMs * 2^n)`, less up to half
+   * of it at random (jitter); both may be 0. A relay that answers `busy`
+   * (its session or handshake limits; HTTP 429 / 503 from it or a proxy
+   * before the upgrade) sends each attempt on to the next relay, and the
+   * next attempt waits at least its `Retry-After`. The same attempts and
+   * delays apply to starting a session while every relay is busy.
    *
    * @default {{ attempts: 8, initialDelayMs: 200, maxDelayMs: 5000 }}
    */

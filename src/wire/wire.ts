@@ -151,15 +151,22 @@ export type ReadyMessage = Extract<RelayMessage, { t: "ready" }>;
 export class Refusal extends Error {
   /** The wire error kind. */
   readonly kind: RelayErrorKind;
+  /**
+   * For `busy`: how long the relay (or a proxy in front of it) asked to wait
+   * before trying again (its `Retry-After`), when it said.
+   */
+  readonly retryAfterMs?: number;
 
   /**
    * @param kind The wire error kind.
    * @param message What was refused and why.
+   * @param retryAfterMs For `busy`, the wait the refusing side asked for.
    */
-  constructor(kind: RelayErrorKind, message: string) {
+  constructor(kind: RelayErrorKind, message: string, retryAfterMs?: number) {
     super(message);
     this.name = "Refusal";
     this.kind = kind;
+    if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
   }
 }
 

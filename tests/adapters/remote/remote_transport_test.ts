@@ -66,7 +66,8 @@ Deno.test("remote() maps the relay's refusals to DuplexError kinds", {
   ) {
     await t.step(kind, () =>
       withRelay(async (relay) => {
-        const opening = openRemote(relay);
+        // A busy start is tried again while attempts remain (remote_busy_test.ts): none here.
+        const opening = openRemote(relay, kind === "busy" ? { reconnect: false } : {});
         const connection = await relay.accept();
         await connection.next("hello");
         connection.send({ t: "error", kind, message: "no" });
