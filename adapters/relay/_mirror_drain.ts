@@ -15,22 +15,47 @@
 import { abortable, deadline } from "../../src/_deadline.ts";
 import type { MirrorTarget } from "../../src/store/mirror_target.ts";
 
-/** Counts the mirror's appends under way. */
+/** Decides whether an append may go to the store (the conversation's fence, `_fence.ts`). */
+export interface AppendGate {
+  /** Whether the next append may go. */
+  admits(): Promise<boolean>;
+}
+
+/** Counts the mirror's appends under way, and holds back those its gate refuses. */
 export class AppendTracker {
   /** The target to give the mirror: the same, with its store's `append` counted. */
   readonly target: MirrorTarget;
   #underWay = 0;
   #settled: PromiseWithResolvers<void> | undefined;
 
-  /** @param target The transport's mirror target. */
-  constructor(target: MirrorTarget) {
+  /**
+   * @param target The transport's mirror target.
+   * @param gate Checked before each append: a refused one rejects (and calls `refused`).
+   * @param refused Told of each refused append.
+   */
+  constructor(target: MirrorTarget, gate?: AppendGate, refused?: () => void) {
     const store = target.store;
+    const append = gate === undefined
+      ? (key: Parameters<typeof store.append>[0], entries: Parameters<typeof store.append>[1]) =>
+        store.append(key, entries)
+      : async (
+        key: Parameters<typeof store.append>[0],
+        entries: Parameters<typeof store.append>[1],
+      ) => {
+        if (!(await gate.admits())) {
+          refused?.();
+          throw new Error(
+            "Cannot mirror the transcript: another relay resumed the conversation (its fence is higher)",
+          );
+        }
+        await store.append(key, entries);
+      };
     this.target = {
       ...target,
       store: {
         append: (key, entries) => {
           this.#underWay++;
-          const appending = store.append(key, entries);
+          const appending = append(key, entries);
           const settle = () => {
             this.#underWay--;
             const settled = this.#settled;

@@ -77,6 +77,12 @@ export class RelaySession {
       for (const entry of restore.tail) this.#buffer.push(entry);
     }
     this.#run = this.#pump();
+    // Another relay resumed the conversation in a CLI of its own: this one's is stale.
+    settings.store?.fenced.then(() => {
+      if (this.forgotten) return;
+      settings.trace.fenced();
+      void this.forget("keep");
+    });
   }
 
   /** The CLI's process id, if known. */

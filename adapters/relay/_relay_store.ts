@@ -14,6 +14,7 @@ import type { MirrorEvent, MirrorTarget } from "../../src/store/mirror_target.ts
 import type { SessionKey, SessionStore } from "../../src/store/session_store.ts";
 import type { SpawnRequest } from "../../src/wire/wire.ts";
 import { recordKey, type RecordState, RecordWriter, sha256 } from "./_relay_record.ts";
+import { Fence } from "./_fence.ts";
 import { AppendTracker } from "./_mirror_drain.ts";
 import { StdoutTap } from "./_stdout_tap.ts";
 
@@ -38,6 +39,8 @@ export interface StoreLinkParts {
   readonly resent?: Resent;
   /** How long a result line waits for the mirror's appends (default: 5000 ms). */
   readonly timeoutMs?: number;
+  /** The conversation's fence: the mirror appends only while it admits. */
+  readonly fence?: Fence;
 }
 
 /** One session's use of the store. */
@@ -51,13 +54,19 @@ export class StoreLink {
   #result = false;
   #resent: Resent | undefined;
   #uuids: Promise<Set<string>> | undefined;
+  /** Settles once the fence stood above this relay's epoch (another relay resumed it). */
+  readonly #fenced = Promise.withResolvers<void>();
 
   /** @param parts The mirror target, the record, and the resume. */
   constructor(parts: StoreLinkParts) {
     const publish = parts.publish ?? (() => {});
     this.#timeoutMs = parts.timeoutMs ?? 5000;
     if (parts.mirror) {
-      const tracker = this.#tracker = new AppendTracker(parts.mirror);
+      const tracker = this.#tracker = new AppendTracker(
+        parts.mirror,
+        parts.fence,
+        () => this.#fenced.resolve(),
+      );
       const mirror = this.#mirror = new TranscriptMirror(tracker.target, publish);
       this.#tap = new StdoutTap({
         mirror: (frame) => mirror.take(frame),
@@ -71,6 +80,16 @@ export class StoreLink {
     }
     this.#record = parts.record;
     this.#resent = parts.resent;
+  }
+
+  /**
+   * Settles once another relay resumed the conversation in a CLI of its
+   * own (its fence stands above this relay's epoch): this relay's
+   * transcript appends stop, and its session should end. Never settles
+   * without a fence.
+   */
+  get fenced(): Promise<void> {
+    return this.#fenced.promise;
   }
 
   /** Whether stdout goes through the tap. */
@@ -256,9 +275,14 @@ export async function openStoreLink(
     await record.saved();
   }
   if (mirror === undefined && record === undefined) return undefined;
+  // Fenced when another relay resumes this conversation (only a resumable one can be).
+  const fence = store !== undefined && session.cliSessionId !== undefined && mirror !== undefined
+    ? new Fence(store, session.cliSessionId, session.epoch, timeoutMs)
+    : undefined;
   return new StoreLink({
     publish,
     timeoutMs,
+    ...(fence ? { fence } : {}),
     ...(mirror ? { mirror } : {}),
     ...(record ? { record } : {}),
     ...(session.resent ? { resent: session.resent } : {}),

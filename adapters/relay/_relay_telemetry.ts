@@ -251,6 +251,12 @@ export class SessionTrace {
     });
   }
 
+  /** Another relay resumed the conversation (its fence is higher): this one ends. */
+  fenced(): void {
+    this.#telemetry.count("claude.relay.fenced");
+    if (this.#telemetry.tracing) this.#span.event("fenced");
+  }
+
   /** The connection dropped: the session waits for a resume. */
   disconnected(): void {
     if (this.#telemetry.tracing) this.#span.event("disconnected");

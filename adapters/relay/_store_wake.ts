@@ -2,7 +2,8 @@
  * Resuming, from the shared session store, a conversation another relay
  * started: the record is loaded, its owner checked (timing-safe; another
  * owner's and an unknown token look alike), its spawn request checked again
- * against the asking credential's policy, and the options of
+ * against the asking credential's policy, the conversation fenced off from
+ * the relay that ran it (`_fence.ts`), and the options of
  * `claude --resume` made (the subprocess adapter materialises the stored
  * transcript for the new process).
  *
@@ -10,11 +11,12 @@
  */
 
 import { messageOf } from "../../src/_values.ts";
-import { abortable, deadline } from "../../src/_deadline.ts";
+import { abortable, deadline, sleep } from "../../src/_deadline.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
 import { projectKeyOf } from "../../src/store/project_key.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { type Credential, ownedBy } from "./_access.ts";
+import { FENCE_SETTLE_MS, raiseFence } from "./_fence.ts";
 import { Refusal } from "./_policy.ts";
 import { lastRecord, recordKey, sha256 } from "./_relay_record.ts";
 import type { Wake } from "./_relay_session_types.ts";
@@ -76,6 +78,18 @@ export async function wakeFromStore(
     credential.policy,
     settings,
   );
+  // The relay that ran it may still hold its CLI (in its grace, or stalled): fence it off
+  // before the new CLI loads the transcript (`_fence.ts`); the resume runs at `epoch + 1`.
+  try {
+    await raiseFence(store, cliSessionId, epoch + 1, loadTimeoutMs);
+  } catch (error) {
+    throw new Refusal(
+      "spawn_failed",
+      `Cannot resume the session: the session store did not take its fence within ` +
+        `${loadTimeoutMs} ms (${messageOf(error)}); try again later`,
+    );
+  }
+  await sleep(FENCE_SETTLE_MS);
   const cwd = typeof options.cwd === "string" ? options.cwd : settings.workspace;
   return {
     options,

@@ -275,8 +275,9 @@ export interface RelayOptions {
    * context. Metrics: `claude.relay.connections`, `claude.relay.sessions`
    * (live now), `claude.relay.resumes`, `claude.relay.refusals` (by kind),
    * `claude.relay.flow_stalls`, `claude.relay.stall.duration` (seconds),
-   * `claude.relay.hibernations`, `claude.relay.wakes`.
-   * Give `api` for the spans to join the client's trace (a bare tracer
+   * `claude.relay.hibernations`, `claude.relay.wakes`, `claude.relay.fenced`
+   * (sessions ended because another relay sharing the store resumed their
+   * conversation). Give `api` for the spans to join the client's trace (a bare tracer
    * cannot take a parent from another process). Without telemetry, the CLI
    * still gets the client's trace context. Default: none (and then it costs
    * nothing).

@@ -115,7 +115,8 @@ export type CounterName =
   | "claude.relay.refusals"
   | "claude.relay.flow_stalls"
   | "claude.relay.hibernations"
-  | "claude.relay.wakes";
+  | "claude.relay.wakes"
+  | "claude.relay.fenced";
 export type HistogramName =
   | "gen_ai.client.operation.duration"
   | "gen_ai.client.token.usage"

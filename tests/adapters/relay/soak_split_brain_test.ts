@@ -82,8 +82,7 @@ async function journalOf(dir: string, sessionId: string): Promise<string[][]> {
 
 Deno.test({
   name: "soak: a relay that lost its client to another relay does not write into the store after",
-  // Un-ignore with the fix (a lease or fencing of a session across relays): see the soak report.
-  ignore: true,
+
   async fn() {
     const root = await makeTestDir();
     const store = new InMemorySessionStore();

@@ -1,0 +1,135 @@
+/**
+ * Fencing a conversation across relays that share a session store. A relay
+ * that resumes a conversation from the store (its client's connection to
+ * another relay was cut, and the balancer sent it elsewhere) raises the
+ * conversation's fence to its own epoch before its CLI loads the
+ * transcript; a relay that still runs the old CLI (in its grace, or stalled)
+ * checks the fence before each transcript append, and once a higher epoch
+ * stands it writes nothing more and ends its session: the store's
+ * transcript stays what the conversation's current CLI wrote.
+ *
+ * - Key: the reserved project key {@linkcode RELAY_SESSIONS_PROJECT_KEY} and as
+ *   session id the base64url SHA-256 of `fence:<CLI session id>`; entries
+ *   `{ type: "duplex-relay-fence", uuid, epoch, at }`, one per resume in a
+ *   new process, so a load is small whatever the conversation's length.
+ * - The raiser waits {@linkcode FENCE_SETTLE_MS} after its append: an old
+ *   relay's append that passed the check just before lands within it. (A
+ *   store with conditional appends would close that window for good; the
+ *   `SessionStore` contract has none.)
+ *
+ * @module
+ */
+
+import { abortable, deadline } from "../../src/_deadline.ts";
+import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
+import { sha256 } from "./_relay_record.ts";
+import { RELAY_SESSIONS_PROJECT_KEY } from "./relay_options.ts";
+
+/** The `type` of a fence entry. */
+export const FENCE_TYPE = "duplex-relay-fence";
+
+/** How long a relay that raised a fence waits before its CLI loads the transcript. */
+export const FENCE_SETTLE_MS = 250;
+
+/**
+ * The store key of a conversation's fence.
+ *
+ * @param cliSessionId The CLI's session id.
+ */
+export async function fenceKey(cliSessionId: string): Promise<SessionKey> {
+  return {
+    projectKey: RELAY_SESSIONS_PROJECT_KEY,
+    sessionId: await sha256(`fence:${cliSessionId}`),
+  };
+}
+
+/**
+ * Raises a conversation's fence to `epoch`: from now on, a relay running it
+ * at a lower epoch writes nothing more of its transcript.
+ *
+ * @param store The shared store.
+ * @param cliSessionId The CLI's session id.
+ * @param epoch The resuming relay's epoch.
+ * @param timeoutMs The bound of the append.
+ * @throws {Error} When the store did not take it within the bound.
+ */
+export async function raiseFence(
+  store: SessionStore,
+  cliSessionId: string,
+  epoch: number,
+  timeoutMs: number,
+): Promise<void> {
+  const key = await fenceKey(cliSessionId);
+  const entry = {
+    type: FENCE_TYPE,
+    uuid: crypto.randomUUID(),
+    epoch,
+    at: new Date().toISOString(),
+  };
+  using limit = deadline(timeoutMs);
+  await abortable(store.append(key, [entry]), limit.signal);
+}
+
+/**
+ * The highest epoch a fence's entries name.
+ *
+ * @param entries What the store loaded.
+ * @returns The epoch, or -1 when no fence was raised.
+ */
+export function fenceEpoch(entries: readonly SessionStoreEntry[] | null): number {
+  let highest = -1;
+  for (const entry of entries ?? []) {
+    const { type, epoch } = entry as Record<string, unknown>;
+    if (type === FENCE_TYPE && Number.isSafeInteger(epoch) && (epoch as number) > highest) {
+      highest = epoch as number;
+    }
+  }
+  return highest;
+}
+
+/** One relay's view of a conversation's fence, at the epoch it runs the conversation. */
+export class Fence {
+  readonly #store: SessionStore;
+  readonly #epoch: number;
+  readonly #timeoutMs: number;
+  #key: Promise<SessionKey> | undefined;
+  readonly #cliSessionId: string;
+  #fenced = false;
+
+  /**
+   * @param store The shared store.
+   * @param cliSessionId The CLI's session id.
+   * @param epoch The epoch this relay runs the conversation at.
+   * @param timeoutMs The bound of each check.
+   */
+  constructor(store: SessionStore, cliSessionId: string, epoch: number, timeoutMs: number) {
+    this.#store = store;
+    this.#cliSessionId = cliSessionId;
+    this.#epoch = epoch;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Whether a higher epoch was seen (then it stays so). */
+  get fenced(): boolean {
+    return this.#fenced;
+  }
+
+  /**
+   * Whether this relay may still write the conversation's transcript: no
+   * fence above its epoch. A check the store does not answer within the
+   * bound admits (the append that follows meets the same store).
+   */
+  async admits(): Promise<boolean> {
+    if (this.#fenced) return false;
+    let entries;
+    try {
+      this.#key ??= fenceKey(this.#cliSessionId);
+      using limit = deadline(this.#timeoutMs);
+      entries = await abortable(this.#store.load(await this.#key), limit.signal);
+    } catch {
+      return !this.#fenced;
+    }
+    if (fenceEpoch(entries) > this.#epoch) this.#fenced = true;
+    return !this.#fenced;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The conversation fence (`_fence.ts`): a relay that resumed a conversation
+ * from the shared store raises it; a relay still running the conversation
+ * at a lower epoch writes no more of its transcript.
+ */
+
+import assert from "node:assert/strict";
+import { Fence, fenceEpoch, fenceKey, raiseFence } from "../../../adapters/relay/_fence.ts";
+import { AppendTracker } from "../../../adapters/relay/_mirror_drain.ts";
+import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
+import type { SessionStore } from "../../../src/store/session_store.ts";
+
+const ID = "0b9c4f6e-1d2a-4c3b-9e8f-7a6b5c4d3e2f";
+
+Deno.test({
+  name: "fenceEpoch() takes the highest well-formed epoch; -1 without one",
+  permissions: "none",
+  fn() {
+    assert.equal(fenceEpoch(null), -1);
+    assert.equal(fenceEpoch([{ type: "user" }]), -1);
+    assert.equal(
+      fenceEpoch([
+        { type: "duplex-relay-fence", epoch: 2 },
+        { type: "duplex-relay-fence", epoch: 1 },
+        { type: "duplex-relay-fence", epoch: "9" },
+        { type: "duplex-relay-fence", epoch: 1.5 },
+        { type: "other", epoch: 7 },
+      ]),
+      2,
+    );
+  },
+});
+
+Deno.test("a fence admits its own epoch and above, and stays shut once a higher one stood", async () => {
+  const store = new InMemorySessionStore();
+  const old = new Fence(store, ID, 0, 1_000);
+  const current = new Fence(store, ID, 1, 1_000);
+  assert.equal(await old.admits(), true, "no fence raised yet");
+  await raiseFence(store, ID, 1, 1_000);
+  assert.equal(await current.admits(), true, "the raiser's own epoch");
+  assert.equal(await old.admits(), false);
+  assert.equal(old.fenced, true);
+  const key = await fenceKey(ID);
+  assert.equal(key.sessionId.length, 43, "a SHA-256, never the id itself");
+  assert.notEqual(key.sessionId, ID);
+  assert.equal((await store.load(key))?.length, 1, "one entry per resume");
+});
+
+Deno.test("a fence whose check the store does not answer admits (the append meets the same store)", async () => {
+  const silent: SessionStore = {
+    append: () => Promise.resolve(),
+    load: () => new Promise(() => {}),
+  };
+  const fence = new Fence(silent, ID, 0, 30);
+  assert.equal(await fence.admits(), true);
+  assert.equal(fence.fenced, false);
+});
+
+Deno.test("the mirror's appends stop at the fence, told once per refused append", async () => {
+  const store = new InMemorySessionStore();
+  const key = { projectKey: "p", sessionId: ID };
+  let refused = 0;
+  const tracker = new AppendTracker(
+    { store, keyOf: () => key },
+    new Fence(store, ID, 0, 1_000),
+    () => refused++,
+  );
+  await tracker.target.store.append(key, [{ type: "user", uuid: "u1" }]);
+  await raiseFence(store, ID, 1, 1_000);
+  await assert.rejects(
+    tracker.target.store.append(key, [{ type: "user", uuid: "u2" }]),
+    /another relay resumed the conversation/,
+  );
+  assert.equal(refused, 1);
+  assert.deepEqual((await store.load(key))?.map((entry) => entry.uuid), ["u1"]);
+  await tracker.drained(100); // nothing under way
+});
