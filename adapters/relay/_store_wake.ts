@@ -44,7 +44,8 @@ export interface WakeSettings {
  * @returns The resume (the token and the input numbering continued, no output, the stored
  *   transcript to tell re-sent lines by), or `undefined` for an unknown token, another
  *   owner's, or an ended one (and without a store).
- * @throws {Refusal} `spawn_failed` when the store does not answer within `loadTimeoutMs`;
+ * @throws {Refusal} `busy` (a client tries again, here or on another relay) when the store
+ *   does not load the record or take the fence within `loadTimeoutMs`;
  *   `not_permitted` when the credential's policy no longer allows the spawn request or its
  *   folder (see `wakeOptions`, which a hibernated session's wake calls too).
  */
@@ -63,7 +64,7 @@ export async function wakeFromStore(
     entries = await abortable(store.load(key), limit.signal);
   } catch (error) {
     throw new Refusal(
-      "spawn_failed",
+      "busy",
       `Cannot resume the session: the session store did not load its record within ` +
         `${loadTimeoutMs} ms (${messageOf(error)}); try again later`,
     );
@@ -84,7 +85,7 @@ export async function wakeFromStore(
     await raiseFence(store, cliSessionId, epoch + 1, loadTimeoutMs);
   } catch (error) {
     throw new Refusal(
-      "spawn_failed",
+      "busy",
       `Cannot resume the session: the session store did not take its fence within ` +
         `${loadTimeoutMs} ms (${messageOf(error)}); try again later`,
     );

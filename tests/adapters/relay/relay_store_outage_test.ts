@@ -1,0 +1,89 @@
+/**
+ * Found by the fleet soak (PostgreSQL stopped while a relay died): a
+ * reconnection whose resume meets a store that does not answer is refused
+ * `busy` ("try again later"), and `remote()` tries again, here or on
+ * another relay, until the store is back: the conversation goes on where
+ * it was, instead of ending with `spawn_failed`.
+ */
+
+import assert from "node:assert/strict";
+import { DuplexSession } from "../../../mod.ts";
+import { remote } from "../../../adapters/remote/mod.ts";
+import { RELAY_SESSIONS_PROJECT_KEY, serveRelay } from "../../../adapters/relay/mod.ts";
+import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
+import type { SessionKey, SessionStoreEntry } from "../../../src/store/session_store.ts";
+import { makeTestDir } from "../subprocess/_helpers.ts";
+import { TOKEN } from "./_client.ts";
+
+const STAND_IN = decodeURIComponent(
+  new URL("../../soak/_soak_cli.ts", import.meta.url).pathname,
+);
+
+/** A store whose loads of the relay's records fail while `down`. */
+class OutageStore extends InMemorySessionStore {
+  down = false;
+  refusedLoads = 0;
+  override load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    if (this.down && key.projectKey === RELAY_SESSIONS_PROJECT_KEY) {
+      this.refusedLoads++;
+      return Promise.reject(new Error("the store is down"));
+    }
+    return super.load(key);
+  }
+}
+
+Deno.test("relay: a resume that meets a store outage is retried until the store is back", async () => {
+  const root = await makeTestDir();
+  const store = new OutageStore();
+  await Deno.mkdir(`${root}/work`);
+  const relay = (name: string) => {
+    const home = `${root}/${name}`;
+    Deno.mkdirSync(home);
+    return serveRelay({
+      tokens: [TOKEN],
+      workspace: `${root}/work`,
+      tenancy: "shared",
+      sessionStore: store,
+      projectKey: "outage",
+      storeTimeoutMs: 500,
+      cli: {
+        binary: Deno.execPath(),
+        binaryArgs: ["run", "-A", "--no-config", "--quiet", STAND_IN],
+        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin", HOME: home },
+        clearEnv: true,
+        tempDir: home,
+        hostSignal: "ignore",
+      },
+    });
+  };
+  const a = relay("a");
+  const b = relay("b");
+  try {
+    await using session = await DuplexSession.start({
+      transport: remote({
+        url: [a.url, b.url],
+        token: TOKEN,
+        reconnect: { attempts: 30, initialDelayMs: 50, maxDelayMs: 200 },
+      }),
+    });
+    const first = await session.send("first", { timeoutMs: 10_000 });
+    assert.equal(first.result.isError, false);
+    store.down = true;
+    await a.close(); // its client reconnects to b, whose resume cannot load the record
+    const seen = Date.now();
+    while (store.refusedLoads < 2 && Date.now() - seen < 10_000) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.ok(store.refusedLoads >= 2, `the resume was tried ${store.refusedLoads} times`);
+    store.down = false;
+    const second = await session.send("second", { timeoutMs: 15_000 });
+    assert.equal(second.result.isError, false, "the conversation went on through b");
+    assert.equal(second.result.sessionId, first.result.sessionId, "the same conversation");
+    await session.close();
+    assert.equal(session.exitStatus.state, "completed");
+  } finally {
+    await a.close();
+    await b.close();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
