@@ -361,7 +361,21 @@ export class RelayConnection implements Peer {
     // it (how much output it has) can show.
     const found = this.#host.find(token, credential.owner);
     if (!credential.policy.allowResume) return this.#unknownSession();
-    if (found !== undefined) return this.#resumeLive(found, after);
+    if (found !== undefined) {
+      // Another relay may have resumed it from the store meanwhile: take it back first.
+      this.#state = "starting";
+      void found.retake().then(() => {
+        if (this.#state === "closed" || this.#host.closing) {
+          found.unclaimed();
+          return;
+        }
+        this.#state = "open";
+        // Fenced off meanwhile (its session ended): the store knows where it stands.
+        if (found.forgotten) this.#resume(token, after, trace);
+        else this.#resumeLive(found, after);
+      });
+      return;
+    }
     this.#state = "starting";
     this.#host.wake(token, after, credential, trace).then(
       (session) => {

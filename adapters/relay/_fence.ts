@@ -20,7 +20,7 @@
  * @module
  */
 
-import { abortable, deadline } from "../../src/_deadline.ts";
+import { abortable, deadline, sleep } from "../../src/_deadline.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
 import { sha256 } from "./_relay_record.ts";
 import { RELAY_SESSIONS_PROJECT_KEY } from "./relay_options.ts";
@@ -71,6 +71,36 @@ export async function raiseFence(
 }
 
 /**
+ * Takes a conversation over for a new CLI (a resume from the store, or a
+ * `spawn.resume`): raises its fence above every epoch so far, at least to
+ * `atLeast`, then waits {@linkcode FENCE_SETTLE_MS} so that an old relay's
+ * append in flight lands before the new CLI loads the transcript.
+ *
+ * @param store The shared store.
+ * @param cliSessionId The CLI's session id.
+ * @param atLeast The lowest epoch to take (the record's next one).
+ * @param timeoutMs The bound of the load and of the append.
+ * @returns The epoch the new CLI runs the conversation at.
+ * @throws {Error} When the store did not answer within the bound.
+ */
+export async function takeOver(
+  store: SessionStore,
+  cliSessionId: string,
+  atLeast: number,
+  timeoutMs: number,
+): Promise<number> {
+  let entries;
+  {
+    using limit = deadline(timeoutMs);
+    entries = await abortable(store.load(await fenceKey(cliSessionId)), limit.signal);
+  }
+  const epoch = Math.max(atLeast, fenceEpoch(entries) + 1);
+  await raiseFence(store, cliSessionId, epoch, timeoutMs);
+  await sleep(FENCE_SETTLE_MS);
+  return epoch;
+}
+
+/**
  * The highest epoch a fence's entries name.
  *
  * @param entries What the store loaded.
@@ -90,7 +120,7 @@ export function fenceEpoch(entries: readonly SessionStoreEntry[] | null): number
 /** One relay's view of a conversation's fence, at the epoch it runs the conversation. */
 export class Fence {
   readonly #store: SessionStore;
-  readonly #epoch: number;
+  #epoch: number;
   readonly #timeoutMs: number;
   #key: Promise<SessionKey> | undefined;
   readonly #cliSessionId: string;
@@ -107,6 +137,11 @@ export class Fence {
     this.#cliSessionId = cliSessionId;
     this.#epoch = epoch;
     this.#timeoutMs = timeoutMs;
+  }
+
+  /** The epoch this relay runs the conversation at. */
+  get epoch(): number {
+    return this.#epoch;
   }
 
   /** Whether a higher epoch was seen (then it stays so). */
@@ -131,5 +166,35 @@ export class Fence {
     }
     if (fenceEpoch(entries) > this.#epoch) this.#fenced = true;
     return !this.#fenced;
+  }
+
+  /**
+   * Takes the conversation back: its client came back to this relay, which
+   * still runs its CLI, after another relay raised the fence (a resume there
+   * that its client then left, before writing anything). Raises the fence
+   * one above the highest and runs at that epoch from now on.
+   *
+   * @returns The new epoch; undefined when no higher fence stood, when this
+   *   relay's appends were refused already (its session ends), or when the
+   *   store did not answer (then the fence decides at the next append).
+   */
+  async retake(): Promise<number | undefined> {
+    if (this.#fenced) return undefined;
+    try {
+      this.#key ??= fenceKey(this.#cliSessionId);
+      let entries;
+      {
+        using limit = deadline(this.#timeoutMs);
+        entries = await abortable(this.#store.load(await this.#key), limit.signal);
+      }
+      const highest = fenceEpoch(entries);
+      if (highest <= this.#epoch || this.#fenced) return undefined;
+      await raiseFence(this.#store, this.#cliSessionId, highest + 1, this.#timeoutMs);
+      if (this.#fenced) return undefined;
+      this.#epoch = highest + 1;
+      return this.#epoch;
+    } catch {
+      return undefined;
+    }
   }
 }

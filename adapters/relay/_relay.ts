@@ -46,6 +46,7 @@ import type { Config } from "./_relay_config.ts";
 import { randomToken, RelaySession, type Start, type Wake } from "./_relay_session.ts";
 import { mirrorPublisher, openStoreLink } from "./_relay_store.ts";
 import { wakeFromStore } from "./_store_wake.ts";
+import { takeOver } from "./_fence.ts";
 import { ConversationOwners, REMEMBERED } from "./_conversations.ts";
 import { hibernatable, type Hibernated, HibernatedSessions } from "./_hibernation.ts";
 import { wakeOptions, workspaceFolder } from "./_wake_options.ts";
@@ -243,12 +244,28 @@ export class Relay implements RelayServer, ConnectionHost {
         cliSessionId: resumable && policy.allowResume ? named : undefined,
         spawn: request ?? {},
         cwd: workspaceFolder(options, place.workspace),
-        epoch: 0,
+        // A conversation resumed by its id takes it over from any relay still running it.
+        epoch: options.resume === undefined ? 0 : await this.#takeOver(options.resume),
       };
       return await this.#open(start, credential, remote);
     } finally {
       release();
       await claimed; // the owner is kept before the client learns the session (bounded)
+    }
+  }
+
+  /* The epoch a `spawn.resume` runs its conversation at: above every relay's (`_fence.ts`). */
+  async #takeOver(cliSessionId: string): Promise<number> {
+    const { sessionStore: store, storeTimeoutMs } = this.#config;
+    if (store === undefined) return 0;
+    try {
+      return await takeOver(store, cliSessionId, 0, storeTimeoutMs);
+    } catch (error) {
+      throw new Refusal(
+        "busy",
+        `Cannot resume the conversation: the session store did not take its fence within ` +
+          `${storeTimeoutMs} ms (${messageOf(error)}); try again later`,
+      );
     }
   }
 

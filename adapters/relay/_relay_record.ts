@@ -178,7 +178,7 @@ export class RecordWriter {
    *
    * @param change The fields that change.
    */
-  update(change: Partial<Pick<RelayRecord, "applied" | "state">>): void {
+  update(change: Partial<Pick<RelayRecord, "applied" | "state" | "epoch">>): void {
     if (this.#closed) return;
     const record = this.#record;
     if (Object.entries(change).every(([k, v]) => record[k as keyof RelayRecord] === v)) return;

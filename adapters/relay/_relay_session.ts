@@ -154,6 +154,15 @@ export class RelaySession {
   }
 
   /**
+   * Before a connection resumes the session: takes its conversation back if
+   * another relay sharing the store raised the fence meanwhile (see
+   * `StoreLink.retake`). Never rejects.
+   */
+  retake(): Promise<void> {
+    return this.#settings.store?.retake() ?? Promise.resolve();
+  }
+
+  /**
    * Detaches a connection that closed. Without a `close` request, the
    * process is kept for the grace period.
    *

@@ -49,6 +49,7 @@ export class StoreLink {
   readonly #tap: StdoutTap | undefined;
   readonly #record: RecordWriter | undefined;
   readonly #tracker: AppendTracker | undefined;
+  readonly #fence: Fence | undefined;
   readonly #timeoutMs: number;
   /** A result line went by in the chunk just forwarded. */
   #result = false;
@@ -80,6 +81,17 @@ export class StoreLink {
     }
     this.#record = parts.record;
     this.#resent = parts.resent;
+    this.#fence = parts.fence;
+  }
+
+  /**
+   * Before a client resumes the session here: takes the conversation back
+   * when another relay raised its fence meanwhile (`Fence.retake`), the
+   * record following at the new epoch. Never rejects.
+   */
+  async retake(): Promise<void> {
+    const epoch = await this.#fence?.retake();
+    if (epoch !== undefined) this.#record?.update({ epoch });
   }
 
   /**

@@ -11,12 +11,12 @@
  */
 
 import { messageOf } from "../../src/_values.ts";
-import { abortable, deadline, sleep } from "../../src/_deadline.ts";
+import { abortable, deadline } from "../../src/_deadline.ts";
 import type { SessionStore } from "../../src/store/session_store.ts";
 import { projectKeyOf } from "../../src/store/project_key.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { type Credential, ownedBy } from "./_access.ts";
-import { FENCE_SETTLE_MS, raiseFence } from "./_fence.ts";
+import { takeOver } from "./_fence.ts";
 import { Refusal } from "./_policy.ts";
 import { lastRecord, recordKey, sha256 } from "./_relay_record.ts";
 import type { Wake } from "./_relay_session_types.ts";
@@ -80,9 +80,11 @@ export async function wakeFromStore(
     settings,
   );
   // The relay that ran it may still hold its CLI (in its grace, or stalled): fence it off
-  // before the new CLI loads the transcript (`_fence.ts`); the resume runs at `epoch + 1`.
+  // before the new CLI loads the transcript (`_fence.ts`). The resume runs at the epoch after
+  // the one returned (`#wake`): the one the fence stands at.
+  let taken;
   try {
-    await raiseFence(store, cliSessionId, epoch + 1, loadTimeoutMs);
+    taken = await takeOver(store, cliSessionId, epoch + 1, loadTimeoutMs);
   } catch (error) {
     throw new Refusal(
       "busy",
@@ -90,14 +92,13 @@ export async function wakeFromStore(
         `${loadTimeoutMs} ms (${messageOf(error)}); try again later`,
     );
   }
-  await sleep(FENCE_SETTLE_MS);
   const cwd = typeof options.cwd === "string" ? options.cwd : settings.workspace;
   return {
     options,
     cliSessionId,
     spawn,
     cwd: workspaceFolder(options, settings.workspace),
-    epoch,
+    epoch: taken - 1,
     restore: { id: token, outSeq: after, keptAfter: after, applied: record.applied, tail: [] },
     resent: {
       store,

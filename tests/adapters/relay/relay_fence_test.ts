@@ -75,3 +75,17 @@ Deno.test("the mirror's appends stop at the fence, told once per refused append"
   assert.deepEqual((await store.load(key))?.map((entry) => entry.uuid), ["u1"]);
   await tracker.drained(100); // nothing under way
 });
+
+Deno.test("a relay whose client came back takes the conversation back above every fence", async () => {
+  const store = new InMemorySessionStore();
+  const a = new Fence(store, ID, 0, 1_000);
+  assert.equal(await a.retake(), undefined, "no fence above it: nothing to take");
+  await raiseFence(store, ID, 1, 1_000); // b resumed it, and its client left b
+  const b = new Fence(store, ID, 1, 1_000);
+  assert.equal(await a.retake(), 2);
+  assert.equal(a.epoch, 2);
+  assert.equal(await a.admits(), true, "a writes again");
+  assert.equal(await b.admits(), false, "b, which wrote nothing, is fenced off now");
+  assert.equal(await b.retake(), undefined, "a fenced relay does not take it back");
+  assert.equal(fenceEpoch(await store.load(await fenceKey(ID))), 2);
+});

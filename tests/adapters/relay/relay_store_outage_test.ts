@@ -14,6 +14,7 @@ import { InMemorySessionStore } from "../../../src/store/in_memory_session_store
 import type { SessionKey, SessionStoreEntry } from "../../../src/store/session_store.ts";
 import { makeTestDir } from "../subprocess/_helpers.ts";
 import { TOKEN } from "./_client.ts";
+import { fenceEpoch, fenceKey, raiseFence } from "../../../adapters/relay/_fence.ts";
 
 const STAND_IN = decodeURIComponent(
   new URL("../../soak/_soak_cli.ts", import.meta.url).pathname,
@@ -32,32 +33,35 @@ class OutageStore extends InMemorySessionStore {
   }
 }
 
+/** A relay of the pair sharing `store`, on its own HOME. */
+function relayOf(root: string, name: string, store: InMemorySessionStore) {
+  const home = `${root}/${name}`;
+  Deno.mkdirSync(home, { recursive: true });
+  Deno.mkdirSync(`${root}/work`, { recursive: true });
+  return serveRelay({
+    tokens: [TOKEN],
+    workspace: `${root}/work`,
+    tenancy: "shared",
+    sessionStore: store,
+    projectKey: "outage",
+    storeTimeoutMs: 500,
+    policy: { allowResume: true },
+    cli: {
+      binary: Deno.execPath(),
+      binaryArgs: ["run", "-A", "--no-config", "--quiet", STAND_IN],
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin", HOME: home },
+      clearEnv: true,
+      tempDir: home,
+      hostSignal: "ignore",
+    },
+  });
+}
+
 Deno.test("relay: a resume that meets a store outage is retried until the store is back", async () => {
   const root = await makeTestDir();
   const store = new OutageStore();
-  await Deno.mkdir(`${root}/work`);
-  const relay = (name: string) => {
-    const home = `${root}/${name}`;
-    Deno.mkdirSync(home);
-    return serveRelay({
-      tokens: [TOKEN],
-      workspace: `${root}/work`,
-      tenancy: "shared",
-      sessionStore: store,
-      projectKey: "outage",
-      storeTimeoutMs: 500,
-      cli: {
-        binary: Deno.execPath(),
-        binaryArgs: ["run", "-A", "--no-config", "--quiet", STAND_IN],
-        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin", HOME: home },
-        clearEnv: true,
-        tempDir: home,
-        hostSignal: "ignore",
-      },
-    });
-  };
-  const a = relay("a");
-  const b = relay("b");
+  const a = relayOf(root, "a", store);
+  const b = relayOf(root, "b", store);
   try {
     await using session = await DuplexSession.start({
       transport: remote({
@@ -84,6 +88,35 @@ Deno.test("relay: a resume that meets a store outage is retried until the store 
   } finally {
     await a.close();
     await b.close();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("relay: a conversation resumed by its id (spawn.resume) writes its turns above any fence", async () => {
+  const root = await makeTestDir();
+  const store = new OutageStore();
+  const a = relayOf(root, "a", store);
+  try {
+    const transport = () =>
+      remote({ url: a.url, token: TOKEN, reconnect: false, spawn: { resume: sessionId } });
+    let sessionId = "";
+    {
+      await using first = await DuplexSession.start({
+        transport: remote({ url: a.url, token: TOKEN, reconnect: false }),
+      });
+      sessionId = (await first.send("first", { timeoutMs: 10_000 })).result.sessionId!;
+    }
+    // Another relay resumed it from the store before (its fence stands at epoch 3).
+    await raiseFence(store, sessionId, 3, 1_000);
+    await using again = await DuplexSession.start({ transport: transport() });
+    const second = await again.send("second", { timeoutMs: 10_000 });
+    assert.equal(second.result.sessionId, sessionId);
+    const key = { projectKey: "outage", sessionId };
+    const texts = JSON.stringify(await store.load(key));
+    assert.match(texts, /second/, "the resumed conversation's turn reached the store");
+    assert.equal(fenceEpoch(await store.load(await fenceKey(sessionId))), 4, "taken above 3");
+  } finally {
+    await a.close();
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 });
