@@ -244,8 +244,9 @@ export class Relay implements RelayServer, ConnectionHost {
         cliSessionId: resumable && policy.allowResume ? named : undefined,
         spawn: request ?? {},
         cwd: workspaceFolder(options, place.workspace),
-        // A conversation resumed by its id takes it over from any relay still running it.
-        epoch: options.resume === undefined ? 0 : await this.#takeOver(options.resume),
+        // A conversation resumed by its id takes it over from any relay still running it (its
+        // first CLI ran at epoch 0).
+        epoch: options.resume === undefined ? 0 : await this.#takeOver(options.resume, 1),
       };
       return await this.#open(start, credential, remote);
     } finally {
@@ -254,12 +255,16 @@ export class Relay implements RelayServer, ConnectionHost {
     }
   }
 
-  /* The epoch a `spawn.resume` runs its conversation at: above every relay's (`_fence.ts`). */
-  async #takeOver(cliSessionId: string): Promise<number> {
+  /*
+   * The epoch a new CLI of a conversation runs it at: at least `atLeast`, above every other
+   * relay's, which stop writing its transcript (`_fence.ts`). Taken once the start is admitted,
+   * just before the CLI starts, so that a refused start fences nobody off.
+   */
+  async #takeOver(cliSessionId: string, atLeast: number): Promise<number> {
     const { sessionStore: store, storeTimeoutMs } = this.#config;
-    if (store === undefined) return 0;
+    if (store === undefined) return atLeast;
     try {
-      return await takeOver(store, cliSessionId, 0, storeTimeoutMs);
+      return await takeOver(store, cliSessionId, atLeast, storeTimeoutMs);
     } catch (error) {
       throw new Refusal(
         "busy",
@@ -307,7 +312,8 @@ export class Relay implements RelayServer, ConnectionHost {
     this.#room.assert(credential.owner, true);
     const release = this.#room.hold(credential.owner);
     try {
-      const session = await this.#open({ ...wake, epoch: wake.epoch + 1 }, credential, remote);
+      const epoch = await this.#takeOver(wake.cliSessionId, wake.epoch + 1);
+      const session = await this.#open({ ...wake, epoch }, credential, remote);
       this.#telemetry.count("claude.relay.wakes");
       return session;
     } finally {

@@ -346,6 +346,9 @@ export class RelaySession {
           // A result goes out once the store holds its turn (bounded).
           const stored = store.resultStored();
           if (stored) await stored;
+          // Another relay took the conversation over: a result the store refused never goes out
+          // (the client, if still here, sees the exit and fails the turn, typed).
+          if (store.fencedOff) break;
         }
         if (bytes === undefined) continue;
         const seq = ++this.#outSeq;
@@ -356,7 +359,7 @@ export class RelaySession {
     } finally {
       reader.releaseLock();
       const rest = store?.endOfOutput();
-      if (rest !== undefined) {
+      if (rest !== undefined && !store?.fencedOff) {
         const seq = ++this.#outSeq;
         this.#emit({ seq, frame: encodeOutput(seq, rest) });
       }

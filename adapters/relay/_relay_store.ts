@@ -104,6 +104,11 @@ export class StoreLink {
     return this.#fenced.promise;
   }
 
+  /** Whether the fence stood above this relay's epoch: its output is no longer the conversation's. */
+  get fencedOff(): boolean {
+    return this.#fence?.fenced === true;
+  }
+
   /** Whether stdout goes through the tap. */
   get taps(): boolean {
     return this.#tap !== undefined;

@@ -2,8 +2,7 @@
  * Resuming, from the shared session store, a conversation another relay
  * started: the record is loaded, its owner checked (timing-safe; another
  * owner's and an unknown token look alike), its spawn request checked again
- * against the asking credential's policy, the conversation fenced off from
- * the relay that ran it (`_fence.ts`), and the options of
+ * against the asking credential's policy, and the options of
  * `claude --resume` made (the subprocess adapter materialises the stored
  * transcript for the new process).
  *
@@ -16,7 +15,6 @@ import type { SessionStore } from "../../src/store/session_store.ts";
 import { projectKeyOf } from "../../src/store/project_key.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { type Credential, ownedBy } from "./_access.ts";
-import { takeOver } from "./_fence.ts";
 import { Refusal } from "./_policy.ts";
 import { lastRecord, recordKey, sha256 } from "./_relay_record.ts";
 import type { Wake } from "./_relay_session_types.ts";
@@ -45,7 +43,7 @@ export interface WakeSettings {
  *   transcript to tell re-sent lines by), or `undefined` for an unknown token, another
  *   owner's, or an ended one (and without a store).
  * @throws {Refusal} `busy` (a client tries again, here or on another relay) when the store
- *   does not load the record or take the fence within `loadTimeoutMs`;
+ *   does not load the record within `loadTimeoutMs`;
  *   `not_permitted` when the credential's policy no longer allows the spawn request or its
  *   folder (see `wakeOptions`, which a hibernated session's wake calls too).
  */
@@ -79,26 +77,13 @@ export async function wakeFromStore(
     credential.policy,
     settings,
   );
-  // The relay that ran it may still hold its CLI (in its grace, or stalled): fence it off
-  // before the new CLI loads the transcript (`_fence.ts`). The resume runs at the epoch after
-  // the one returned (`#wake`): the one the fence stands at.
-  let taken;
-  try {
-    taken = await takeOver(store, cliSessionId, epoch + 1, loadTimeoutMs);
-  } catch (error) {
-    throw new Refusal(
-      "busy",
-      `Cannot resume the session: the session store did not take its fence within ` +
-        `${loadTimeoutMs} ms (${messageOf(error)}); try again later`,
-    );
-  }
   const cwd = typeof options.cwd === "string" ? options.cwd : settings.workspace;
   return {
     options,
     cliSessionId,
     spawn,
     cwd: workspaceFolder(options, settings.workspace),
-    epoch: taken - 1,
+    epoch,
     restore: { id: token, outSeq: after, keptAfter: after, applied: record.applied, tail: [] },
     resent: {
       store,

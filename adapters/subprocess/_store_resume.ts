@@ -8,6 +8,7 @@
  * @module
  */
 
+import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError, isDuplexError } from "../../src/errors.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
 import { type MaterializedSession, materializeSession } from "./store/materialize_session.ts";
@@ -88,8 +89,10 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
       );
     }
     // Only a host that has the session itself needs the comparison (and the second read).
-    if (local.length > 0 && covers(local, await readTranscriptEntries(written.file))) {
+    const stored = local.length > 0 ? await readTranscriptEntries(written.file) : [];
+    if (local.length > 0 && covers(local, stored)) {
       await folder.remove(); // the CLI's own folder holds all of it (and maybe more)
+      await catchUp(resume, key, local, stored);
       return undefined;
     }
     return folder;
@@ -97,6 +100,26 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
     await folder.remove();
     throw error;
   }
+}
+
+/*
+ * The local transcript resumes and holds more than the store (its CLI's last appends failed, or
+ * it was fenced off by another relay, or killed before they landed): the store gets the rest
+ * first, in the local order, so that it holds what the new CLI starts from. Bounded; a failure
+ * leaves the store behind, as it was.
+ */
+async function catchUp(
+  resume: StoreResume,
+  key: SessionKey,
+  local: readonly SessionStoreEntry[],
+  stored: readonly SessionStoreEntry[],
+): Promise<void> {
+  const have = new Set(stored.map((entry) => entry.uuid).filter((uuid) => uuid !== undefined));
+  const missing = local.filter((entry) => entry.uuid !== undefined && !have.has(entry.uuid));
+  if (missing.length === 0) return;
+  const timeoutMs = resume.loadTimeoutMs ?? 60_000;
+  using limit = deadline(timeoutMs);
+  await abortable(resume.store.append(key, missing), limit.signal).catch(() => {});
 }
 
 /* Whether the local transcript holds every stored entry that has a uuid. */
