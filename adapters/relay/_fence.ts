@@ -13,9 +13,11 @@
  *   `{ type: "duplex-relay-fence", uuid, epoch, at }`, one per resume in a
  *   new process, so a load is small whatever the conversation's length.
  * - The raiser waits {@linkcode FENCE_SETTLE_MS} after its append: an old
- *   relay's append that passed the check just before lands within it. (A
- *   store with conditional appends would close that window for good; the
- *   `SessionStore` contract has none.)
+ *   relay's append that passed the check just before lands within it. A
+ *   check that took more than half of that (a stalled process, a slow store)
+ *   is made again, and one the store does not answer fails the append (the
+ *   mirror tries again later). (A store with conditional appends would close
+ *   the window for good; the `SessionStore` contract has none.)
  *
  * @module
  */
@@ -151,21 +153,33 @@ export class Fence {
 
   /**
    * Whether this relay may still write the conversation's transcript: no
-   * fence above its epoch. A check the store does not answer within the
-   * bound admits (the append that follows meets the same store).
+   * fence above its epoch. A check that took longer than half of
+   * {@linkcode FENCE_SETTLE_MS} (the process was stalled, or the store slow)
+   * is made again, since the fence may have been raised meanwhile; the
+   * append is to follow at once.
+   *
+   * @throws {Error} When the store did not answer within the bound, or
+   *   stayed too slow to tell: the append counts as failed (the mirror tries
+   *   again later, with a new check).
    */
   async admits(): Promise<boolean> {
-    if (this.#fenced) return false;
-    let entries;
-    try {
+    for (let tries = 0; tries < 3; tries++) {
+      if (this.#fenced) return false;
+      const started = performance.now();
       this.#key ??= fenceKey(this.#cliSessionId);
-      using limit = deadline(this.#timeoutMs);
-      entries = await abortable(this.#store.load(await this.#key), limit.signal);
-    } catch {
-      return !this.#fenced;
+      let entries;
+      {
+        using limit = deadline(this.#timeoutMs);
+        entries = await abortable(this.#store.load(await this.#key), limit.signal);
+      }
+      if (fenceEpoch(entries) > this.#epoch) this.#fenced = true;
+      if (this.#fenced) return false;
+      if (performance.now() - started <= FENCE_SETTLE_MS / 2) return true;
     }
-    if (fenceEpoch(entries) > this.#epoch) this.#fenced = true;
-    return !this.#fenced;
+    throw new Error(
+      `Cannot check the conversation's fence within ${FENCE_SETTLE_MS / 2} ms: ` +
+        "the store (or this process) is too slow",
+    );
   }
 
   /**

@@ -46,14 +46,37 @@ Deno.test("a fence admits its own epoch and above, and stays shut once a higher 
   assert.equal((await store.load(key))?.length, 1, "one entry per resume");
 });
 
-Deno.test("a fence whose check the store does not answer admits (the append meets the same store)", async () => {
+Deno.test("a fence whose check the store does not answer fails the append, fencing nobody", async () => {
   const silent: SessionStore = {
     append: () => Promise.resolve(),
     load: () => new Promise(() => {}),
   };
   const fence = new Fence(silent, ID, 0, 30);
-  assert.equal(await fence.admits(), true);
+  await assert.rejects(fence.admits());
   assert.equal(fence.fenced, false);
+});
+
+Deno.test("a fence check slower than half the settle time is made again, then fails", async () => {
+  const store = new InMemorySessionStore();
+  let loads = 0;
+  const slow: SessionStore = {
+    append: (key, entries) => store.append(key, entries),
+    load: async (key) => {
+      loads++;
+      await new Promise((resolve) => setTimeout(resolve, loads === 1 ? 200 : 0));
+      return await store.load(key);
+    },
+  };
+  assert.equal(await new Fence(slow, ID, 0, 1_000).admits(), true, "the second check was quick");
+  assert.equal(loads, 2);
+  const always: SessionStore = {
+    append: (key, entries) => store.append(key, entries),
+    load: async (key) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return await store.load(key);
+    },
+  };
+  await assert.rejects(new Fence(always, ID, 0, 1_000).admits(), /too slow/);
 });
 
 Deno.test("the mirror's appends stop at the fence, told once per refused append", async () => {
