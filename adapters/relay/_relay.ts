@@ -116,6 +116,7 @@ export class Relay implements RelayServer, ConnectionHost {
       timeoutMs: config.storeTimeoutMs,
       // Each owner's share of the memory is its share of the sessions.
       perOwner: Math.ceil(REMEMBERED * config.maxSessionsPerOwner / config.maxSessions),
+      onClaimDropped: () => this.#telemetry.count("claude.relay.claims.dropped"),
     });
     const { promise, resolve } = Promise.withResolvers<void>();
     this.closed = promise;
@@ -313,7 +314,13 @@ export class Relay implements RelayServer, ConnectionHost {
     const release = this.#room.hold(credential.owner);
     try {
       const epoch = await this.#takeOver(wake.cliSessionId, wake.epoch + 1);
-      const session = await this.#open({ ...wake, epoch }, credential, remote);
+      // Taken over: the old relay writes no more, and its last input may have been recorded
+      // meanwhile (the client does not send it again, and the new CLI must not run it twice).
+      const applied = await wake.applied?.();
+      const restore = applied !== undefined && applied > wake.restore.applied
+        ? { ...wake.restore, applied }
+        : wake.restore;
+      const session = await this.#open({ ...wake, restore, epoch }, credential, remote);
       this.#telemetry.count("claude.relay.wakes");
       return session;
     } finally {
@@ -475,6 +482,8 @@ export class Relay implements RelayServer, ConnectionHost {
       await bounded(Promise.allSettled([...this.#sockets]), SOCKET_CLOSE_WAIT_MS);
       await this.#server.shutdown();
     } finally {
+      // The owner claims the store has not taken: one last attempt (bounded), no more retries.
+      await this.#owners.close();
       unregisterHostExitParticipant(this.#hostExit);
       this.#resolveClosed();
     }

@@ -89,6 +89,13 @@ export interface Wake {
   readonly epoch: number;
   /** What the new session continues. */
   readonly restore: Restore;
+  /**
+   * For a resume from the store: the last input written to a CLI as the
+   * record says now, read again once the conversation is taken over (the
+   * old relay's last snapshot may have landed meanwhile); undefined when the
+   * store does not answer.
+   */
+  readonly applied?: () => Promise<number | undefined>;
   /** Set for a resume from the store: how re-sent lines the old CLI had are told. */
   readonly resent?: Resent;
 }

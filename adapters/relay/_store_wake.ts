@@ -85,6 +85,15 @@ export async function wakeFromStore(
     cwd: workspaceFolder(options, settings.workspace),
     epoch,
     restore: { id: token, outSeq: after, keptAfter: after, applied: record.applied, tail: [] },
+    async applied() {
+      try {
+        using limit = deadline(loadTimeoutMs);
+        const again = lastRecord(await abortable(store.load(key), limit.signal));
+        return again?.cliSessionId === cliSessionId ? again.applied : undefined;
+      } catch {
+        return undefined;
+      }
+    },
     resent: {
       store,
       transcript: {
