@@ -44,7 +44,7 @@ import {
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 import { randomToken, RelaySession, type Start, type Wake } from "./_relay_session.ts";
-import { mirrorPublisher, openStoreLink } from "./_relay_store.ts";
+import { mirrorPublisher, openStoreLink, type Resent } from "./_relay_store.ts";
 import { wakeFromStore } from "./_store_wake.ts";
 import { takeOver } from "./_fence.ts";
 import { ConversationOwners, REMEMBERED } from "./_conversations.ts";
@@ -313,6 +313,7 @@ export class Relay implements RelayServer, ConnectionHost {
     this.#room.assert(credential.owner, true);
     const release = this.#room.hold(credential.owner);
     try {
+      if (wake.resent !== undefined) await assertStored(wake.resent);
       const epoch = await this.#takeOver(wake.cliSessionId, wake.epoch + 1);
       // Taken over: the old relay writes no more, and its last input may have been recorded
       // meanwhile (the client does not send it again, and the new CLI must not run it twice).
@@ -493,4 +494,30 @@ export class Relay implements RelayServer, ConnectionHost {
 async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
   using limit = deadline(ms);
   await abortable(promise, limit.signal).catch(() => {});
+}
+
+/*
+ * Before a resume from the store takes its conversation over (fencing off the relay that runs
+ * it): the store must hold its transcript, else the new CLI cannot start and the old one would
+ * be fenced off for nothing (its first turn still running, say). Refused `busy`: try later.
+ */
+async function assertStored(resent: Resent): Promise<void> {
+  let entries;
+  try {
+    using limit = deadline(resent.loadTimeoutMs);
+    entries = await abortable(resent.store.load(resent.transcript), limit.signal);
+  } catch (error) {
+    throw new Refusal(
+      "busy",
+      `Cannot resume the session: the session store did not load its transcript within ` +
+        `${resent.loadTimeoutMs} ms (${messageOf(error)}); try again later`,
+    );
+  }
+  if (entries === null || entries.length === 0) {
+    throw new Refusal(
+      "busy",
+      "Cannot resume the session yet: the session store holds none of its transcript (its first " +
+        "turn may still be running on another relay); try again later",
+    );
+  }
 }

@@ -56,7 +56,7 @@ Deno.test("a fence whose check the store does not answer fails the append, fenci
   assert.equal(fence.fenced, false);
 });
 
-Deno.test("a fence check slower than half the settle time is made again, then fails", async () => {
+Deno.test("a fence check slower than half the settle time is made again, up to three times", async () => {
   const store = new InMemorySessionStore();
   let loads = 0;
   const slow: SessionStore = {
@@ -69,14 +69,23 @@ Deno.test("a fence check slower than half the settle time is made again, then fa
   };
   assert.equal(await new Fence(slow, ID, 0, 1_000).admits(), true, "the second check was quick");
   assert.equal(loads, 2);
+  let slowLoads = 0;
   const always: SessionStore = {
     append: (key, entries) => store.append(key, entries),
     load: async (key) => {
+      slowLoads++;
       await new Promise((resolve) => setTimeout(resolve, 200));
       return await store.load(key);
     },
   };
-  await assert.rejects(new Fence(always, ID, 0, 1_000).admits(), /too slow/);
+  assert.equal(
+    await new Fence(always, ID, 0, 1_000).admits(),
+    true,
+    "a loaded machine, not a stall",
+  );
+  assert.equal(slowLoads, 3);
+  await raiseFence(store, ID, 1, 1_000);
+  assert.equal(await new Fence(always, ID, 0, 1_000).admits(), false, "slow, and still fenced");
 });
 
 Deno.test("the mirror's appends stop at the fence, told once per refused append", async () => {

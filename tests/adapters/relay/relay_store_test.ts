@@ -21,6 +21,7 @@ import {
   serveRelay,
 } from "../../../adapters/relay/mod.ts";
 import { sha256 } from "../../../adapters/relay/_relay_record.ts";
+import { fenceEpoch, fenceKey } from "../../../adapters/relay/_fence.ts";
 import { makeTestDir } from "../subprocess/_helpers.ts";
 import { mirrorCli, TestClient, TOKEN, waitFor, waitGone } from "./_client.ts";
 
@@ -414,6 +415,36 @@ Deno.test("relay: a session whose client goes while it wakes is kept for a resum
     assert.equal((await again.next("ready", 10_000)).resumed, true, "the conversation is kept");
     await turn(again, 2, user("two"), 1);
     assert.deepEqual(results(again), ["two|seen:one,two"]);
+  } finally {
+    await Deno.remove(workspace, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("relay: a resume elsewhere before the store holds any of the transcript fences nobody", async () => {
+  const workspace = await makeTestDir();
+  try {
+    const store = new InMemorySessionStore();
+    await using a = await relayOn(store, workspace);
+    await using b = await relayOn(store, workspace);
+    const { client, token } = await spawnOn(a.relay.url);
+    await using _ = client;
+    await client.until("hello", () => hello(client) !== undefined);
+    const cliSessionId = flagValue(hello(client).args, "--session-id")!;
+    // Before the first turn: b cannot start a CLI from the store, and says try later.
+    const early = resumeOn(b.relay.url, token, 0);
+    await using __ = early;
+    await early.closeCode();
+    const refusal = early.texts("error")[0] as { kind?: string; message?: string };
+    assert.equal(refusal?.kind, "busy", JSON.stringify(early.received));
+    assert.match(refusal?.message ?? "", /holds none of its transcript/);
+    assert.equal(fenceEpoch(await store.load(await fenceKey(cliSessionId))), -1, "no fence");
+    // a still runs the conversation, and its turn reaches the store.
+    await turn(client, 1, user("still on a"), 1);
+    const stored = await store.load({
+      projectKey: workspace.replace(/[^a-zA-Z0-9]/g, "-"),
+      sessionId: cliSessionId,
+    });
+    assert.ok((stored ?? []).length > 0, "a's turn is stored");
   } finally {
     await Deno.remove(workspace, { recursive: true }).catch(() => {});
   }
