@@ -46,6 +46,15 @@ export class OwnerLru<V> {
   }
 
   /**
+   * The keys, oldest first: a copy, so the map may change while it is walked.
+   *
+   * @returns The keys.
+   */
+  keys(): string[] {
+    return [...this.#entries.keys()];
+  }
+
+  /**
    * The entry of a key.
    *
    * @param key The key.

@@ -126,6 +126,7 @@
  * | `_hibernation.ts` | Hibernated sessions, bounded in all and per owner. |
  * | `_owner_lru.ts` | The bounded per-owner map under hibernation and conversation owners. |
  * | `_conversations.ts` | Who owns each CLI conversation (`spawn.resume` opens only one's own). |
+ * | `_pending_claims.ts` | Owner claims the store did not take: kept, bounded, retried with backoff. |
  * | `_wake_options.ts` | The options of a wake, checked against the resuming credential. |
  * | `_store_wake.ts` | A wake from the shared store: the record loaded, its owner checked. |
  * | `_relay_store.ts` | A session's use of the store: the mirror, the record, resent lines. |

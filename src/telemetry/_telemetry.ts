@@ -116,7 +116,8 @@ export type CounterName =
   | "claude.relay.flow_stalls"
   | "claude.relay.hibernations"
   | "claude.relay.wakes"
-  | "claude.relay.fenced";
+  | "claude.relay.fenced"
+  | "claude.relay.claims.dropped";
 export type HistogramName =
   | "gen_ai.client.operation.duration"
   | "gen_ai.client.token.usage"
