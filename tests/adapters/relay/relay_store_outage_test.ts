@@ -9,16 +9,13 @@
 import assert from "node:assert/strict";
 import { DuplexSession } from "../../../mod.ts";
 import { remote } from "../../../adapters/remote/mod.ts";
-import { RELAY_SESSIONS_PROJECT_KEY, serveRelay } from "../../../adapters/relay/mod.ts";
+import { RELAY_SESSIONS_PROJECT_KEY } from "../../../adapters/relay/mod.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
 import type { SessionKey, SessionStoreEntry } from "../../../src/store/session_store.ts";
 import { makeTestDir } from "../subprocess/_helpers.ts";
 import { TOKEN } from "./_client.ts";
+import { standInRelay } from "./_stand_in_relay.ts";
 import { fenceEpoch, fenceKey, raiseFence } from "../../../adapters/relay/_fence.ts";
-
-const STAND_IN = decodeURIComponent(
-  new URL("../../soak/_soak_cli.ts", import.meta.url).pathname,
-);
 
 /** A store whose loads of the relay's records fail while `down`. */
 class OutageStore extends InMemorySessionStore {
@@ -35,25 +32,9 @@ class OutageStore extends InMemorySessionStore {
 
 /** A relay of the pair sharing `store`, on its own HOME. */
 function relayOf(root: string, name: string, store: InMemorySessionStore) {
-  const home = `${root}/${name}`;
-  Deno.mkdirSync(home, { recursive: true });
-  Deno.mkdirSync(`${root}/work`, { recursive: true });
-  return serveRelay({
-    tokens: [TOKEN],
-    workspace: `${root}/work`,
-    tenancy: "shared",
-    sessionStore: store,
+  return standInRelay(root, name, store, {
     projectKey: "outage",
-    storeTimeoutMs: 500,
-    policy: { allowResume: true },
-    cli: {
-      binary: Deno.execPath(),
-      binaryArgs: ["run", "-A", "--no-config", "--quiet", STAND_IN],
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin", HOME: home },
-      clearEnv: true,
-      tempDir: home,
-      hostSignal: "ignore",
-    },
+    relay: { storeTimeoutMs: 500, policy: { allowResume: true } },
   });
 }
 

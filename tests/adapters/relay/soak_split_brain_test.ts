@@ -15,14 +15,10 @@
 import assert from "node:assert/strict";
 import { DuplexSession } from "../../../mod.ts";
 import { remote } from "../../../adapters/remote/mod.ts";
-import { serveRelay } from "../../../adapters/relay/mod.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
 import { makeTestDir } from "../subprocess/_helpers.ts";
 import { TOKEN } from "./_client.ts";
-
-const STAND_IN = decodeURIComponent(
-  new URL("../../soak/_soak_cli.ts", import.meta.url).pathname,
-);
+import { standInRelay } from "./_stand_in_relay.ts";
 
 /* A TCP proxy whose target can change; `cut()` closes every connection through it. */
 function proxy(target: number) {
@@ -88,28 +84,12 @@ Deno.test({
     const store = new InMemorySessionStore();
     const journal = `${root}/journal`;
     await Deno.mkdir(journal);
-    await Deno.mkdir(`${root}/work`);
-    const relay = (name: string) => {
-      const home = `${root}/${name}`;
-      Deno.mkdirSync(home);
-      return serveRelay({
-        tokens: [TOKEN],
-        workspace: `${root}/work`,
-        tenancy: "shared",
-        sessionStore: store,
+    const relay = (name: string) =>
+      standInRelay(root, name, store, {
         projectKey: "split",
-        storeTimeoutMs: 1_000,
-        graceMs: 10_000,
-        cli: {
-          binary: Deno.execPath(),
-          binaryArgs: ["run", "-A", "--no-config", "--quiet", STAND_IN],
-          env: { PATH: Deno.env.get("PATH") ?? "/usr/bin", HOME: home, SOAK_JOURNAL: journal },
-          clearEnv: true,
-          tempDir: home,
-          hostSignal: "ignore",
-        },
+        env: { SOAK_JOURNAL: journal },
+        relay: { storeTimeoutMs: 1_000, graceMs: 10_000 },
       });
-    };
     const a = relay("a");
     const b = relay("b");
     const link = proxy(a.port);
