@@ -73,15 +73,21 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
         ...(resume.loadTimeoutMs === undefined ? {} : { loadTimeoutMs: resume.loadTimeoutMs }),
       });
     } catch (error) {
-      // The id is a UUID and the folder fresh: invalid_argument means the store lacks the session.
-      if (!isDuplexError(error, "invalid_argument")) throw error;
+      // The id is a UUID and the folder fresh: not_found (invalid_argument before issue 24's
+      // history) means the store lacks the session.
+      if (!isDuplexError(error, "not_found") && !isDuplexError(error, "invalid_argument")) {
+        throw error;
+      }
     }
     const local = resume.configDir === undefined ? [] : await readTranscriptEntries(
       `${resume.configDir}/projects/${folderName}/${resume.sessionId}.jsonl`,
     ).catch(() => []);
     if (written === undefined) {
       await folder.remove();
-      if (local.length > 0) return undefined; // the store never got it: the local file resumes
+      if (local.length > 0) {
+        await catchUp(resume, key, local, []); // the store never got it: the local file resumes
+        return undefined;
+      }
       throw new DuplexError(
         "resume_failed",
         `Cannot resume ${resume.sessionId}: neither the session store (project key ` +

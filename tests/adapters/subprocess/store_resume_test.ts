@@ -67,6 +67,15 @@ Deno.test("a host's transcript that holds more than the store resumes, the store
       },
     );
 
+    await t.step(
+      "the store without the session: the local file resumes, the store gets it",
+      async () => {
+        const store = new InMemorySessionStore();
+        assert.equal(await resume(store), undefined, "no private folder: the local file resumes");
+        assert.deepEqual(await uuids(store), ["u1", "a1", "u2", "a2"]);
+      },
+    );
+
     await t.step("the store as the file: nothing appended", async () => {
       const store = new InMemorySessionStore();
       await store.append(key, LINES);
