@@ -363,6 +363,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       }
     };
 
+    /** Settles once the injector is done (at once without faults). */
+    const faultsDone = Promise.withResolvers<void>();
     const converse = async (conversation: number): Promise<void> => {
       let session: DuplexSession | undefined;
       let cliSession: string | undefined;
@@ -397,6 +399,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             }
             watching.push(watch(session));
           }
+          // The last wave keeps its last turn until every fault is in: a fast run would end
+          // before the schedule's last faults (injected by progress, each lasting seconds).
+          if (n === options.turns - 1 && next >= options.conversations) await faultsDone.promise;
           const uuid = crypto.randomUUID();
           const record: TurnRecord = {
             conversation,
@@ -585,9 +590,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         if (done % 50 === 0) log(`${done}/${options.conversations} conversations`);
       }
     };
-    const injector = injecting
+    const injector = (injecting
       ? inject().catch((error) => log(`the faults stopped: ${error}`))
-      : Promise.resolve();
+      : Promise.resolve()).finally(() => faultsDone.resolve());
     await Promise.all(Array.from({ length: concurrency }, worker));
     await injector;
     const seconds = (performance.now() - began) / 1000;
