@@ -591,7 +591,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       }
     };
     const injector = (injecting
-      ? inject().catch((error) => log(`the faults stopped: ${error}`))
+      ? inject().catch((error) =>
+        log(`the faults stopped: ${error}`)
+      )
       : Promise.resolve()).finally(() => faultsDone.resolve());
     await Promise.all(Array.from({ length: concurrency }, worker));
     await injector;
