@@ -5,7 +5,7 @@
  * is in every frame the conversation's client receives.
  *
  * - With a session store, the owner is kept there, so that every relay
- *   sharing it knows: key {@linkcode RELAY_SESSIONS_PROJECT_KEY} and as
+ *   sharing it knows: key `RELAY_SESSIONS_PROJECT_KEY` and as
  *   session id the base64url SHA-256 of `conversation:<CLI session id>`;
  *   entries `{ type: "duplex-relay-conversation", uuid, owner, at }`, the
  *   owner hashed as in the session records; the first one counts.
@@ -36,8 +36,7 @@ import { ownedBy } from "./_access.ts";
 import { OwnerLru } from "./_owner_lru.ts";
 import { type Backoff, PendingClaims } from "./_pending_claims.ts";
 import { Refusal } from "./_policy.ts";
-import { isCliSessionId, sha256 } from "./_relay_record.ts";
-import { RELAY_SESSIONS_PROJECT_KEY } from "./relay_options.ts";
+import { isCliSessionId, relayKey, sha256 } from "./_relay_record.ts";
 
 /** The `type` of a conversation's owner entry. */
 export const CONVERSATION_TYPE = "duplex-relay-conversation";
@@ -53,11 +52,8 @@ export const REMEMBERED = 10_000;
  *
  * @param cliSessionId The CLI's session id.
  */
-export async function conversationKey(cliSessionId: string): Promise<SessionKey> {
-  return {
-    projectKey: RELAY_SESSIONS_PROJECT_KEY,
-    sessionId: await sha256(`conversation:${cliSessionId}`),
-  };
+export function conversationKey(cliSessionId: string): Promise<SessionKey> {
+  return relayKey(`conversation:${cliSessionId}`);
 }
 
 /** Where the owners are kept. */

@@ -8,7 +8,7 @@
  * stands it writes nothing more and ends its session: the store's
  * transcript stays what the conversation's current CLI wrote.
  *
- * - Key: the reserved project key {@linkcode RELAY_SESSIONS_PROJECT_KEY} and as
+ * - Key: the reserved project key `RELAY_SESSIONS_PROJECT_KEY` and as
  *   session id the base64url SHA-256 of `fence:<CLI session id>`; entries
  *   `{ type: "duplex-relay-fence", uuid, epoch, at }`, one per resume in a
  *   new process, so a load is small whatever the conversation's length.
@@ -24,8 +24,7 @@
 
 import { abortable, deadline, sleep } from "../../src/_deadline.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
-import { sha256 } from "./_relay_record.ts";
-import { RELAY_SESSIONS_PROJECT_KEY } from "./relay_options.ts";
+import { relayKey } from "./_relay_record.ts";
 
 /** The `type` of a fence entry. */
 export const FENCE_TYPE = "duplex-relay-fence";
@@ -38,11 +37,8 @@ export const FENCE_SETTLE_MS = 250;
  *
  * @param cliSessionId The CLI's session id.
  */
-export async function fenceKey(cliSessionId: string): Promise<SessionKey> {
-  return {
-    projectKey: RELAY_SESSIONS_PROJECT_KEY,
-    sessionId: await sha256(`fence:${cliSessionId}`),
-  };
+export function fenceKey(cliSessionId: string): Promise<SessionKey> {
+  return relayKey(`fence:${cliSessionId}`);
 }
 
 /**
@@ -91,12 +87,7 @@ export async function takeOver(
   atLeast: number,
   timeoutMs: number,
 ): Promise<number> {
-  let entries;
-  {
-    using limit = deadline(timeoutMs);
-    entries = await abortable(store.load(await fenceKey(cliSessionId)), limit.signal);
-  }
-  const epoch = Math.max(atLeast, fenceEpoch(entries) + 1);
+  const epoch = Math.max(atLeast, await highestFence(store, cliSessionId, timeoutMs) + 1);
   await raiseFence(store, cliSessionId, epoch, timeoutMs);
   await sleep(FENCE_SETTLE_MS);
   return epoch;
@@ -166,13 +157,7 @@ export class Fence {
     for (let tries = 0; tries < 3; tries++) {
       if (this.#fenced) return false;
       const started = performance.now();
-      this.#key ??= fenceKey(this.#cliSessionId);
-      let entries;
-      {
-        using limit = deadline(this.#timeoutMs);
-        entries = await abortable(this.#store.load(await this.#key), limit.signal);
-      }
-      if (fenceEpoch(entries) > this.#epoch) this.#fenced = true;
+      if (await this.#highest() > this.#epoch) this.#fenced = true;
       if (this.#fenced) return false;
       if (performance.now() - started <= FENCE_SETTLE_MS / 2) return true;
     }
@@ -192,13 +177,7 @@ export class Fence {
   async retake(): Promise<number | undefined> {
     if (this.#fenced) return undefined;
     try {
-      this.#key ??= fenceKey(this.#cliSessionId);
-      let entries;
-      {
-        using limit = deadline(this.#timeoutMs);
-        entries = await abortable(this.#store.load(await this.#key), limit.signal);
-      }
-      const highest = fenceEpoch(entries);
+      const highest = await this.#highest();
       if (highest <= this.#epoch || this.#fenced) return undefined;
       await raiseFence(this.#store, this.#cliSessionId, highest + 1, this.#timeoutMs);
       if (this.#fenced) return undefined;
@@ -208,4 +187,22 @@ export class Fence {
       return undefined;
     }
   }
+
+  /* The fence's highest epoch now (-1: none), its key hashed once. */
+  async #highest(): Promise<number> {
+    this.#key ??= fenceKey(this.#cliSessionId);
+    return await highestFence(this.#store, this.#cliSessionId, this.#timeoutMs, await this.#key);
+  }
+}
+
+/* The highest epoch a conversation's fence names (-1: none), loaded within the bound. */
+async function highestFence(
+  store: SessionStore,
+  cliSessionId: string,
+  timeoutMs: number,
+  key?: SessionKey,
+): Promise<number> {
+  const loading = store.load(key ?? await fenceKey(cliSessionId));
+  using limit = deadline(timeoutMs);
+  return fenceEpoch(await abortable(loading, limit.signal));
 }

@@ -85,8 +85,19 @@ export async function sha256(text: string): Promise<string> {
  * @param token The relay's session token.
  * @returns The key.
  */
-export async function recordKey(token: string): Promise<SessionKey> {
-  return { projectKey: RELAY_SESSIONS_PROJECT_KEY, sessionId: await sha256(token) };
+export function recordKey(token: string): Promise<SessionKey> {
+  return relayKey(token);
+}
+
+/**
+ * A key under the relay's reserved project key: as session id the base64url
+ * SHA-256 of `text` (a session token, `conversation:<id>`, `fence:<id>`).
+ *
+ * @param text What the key stands for.
+ * @returns The key.
+ */
+export async function relayKey(text: string): Promise<SessionKey> {
+  return { projectKey: RELAY_SESSIONS_PROJECT_KEY, sessionId: await sha256(text) };
 }
 
 /**
