@@ -159,11 +159,18 @@ Deno.test("SessionPool.acquire() honours its signal and timeout and leaves no ho
   await t.step("a signal that aborts during the start leaves the started one unheld", async () => {
     pool.release("a");
     await pool.forget("a"); // its slot is free once this resolves: "s" starts at once
+    // The CLI answers its initialize 500 ms late, so the abort lands during the start
+    // however fast or loaded the machine is (a 20 ms timer raced a fast start).
+    const slow = `${state.dir}/.fake-slow-start`;
+    await Deno.writeTextFile(slow, "500");
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error("stop")), 20);
-    await assert.rejects(pool.acquire("s", { signal: controller.signal }), /stop/);
+    const acquiring = pool.acquire("s", { signal: controller.signal });
+    await until(() => pool.peek("s")?.state === "starting", "s starting");
+    controller.abort(new Error("stop"));
+    await assert.rejects(acquiring, /stop/);
     assert.equal(pool.peek("s")?.state, "starting");
     await until(() => pool.peek("s")?.state === "live", "s started");
+    await Deno.remove(slow);
     assert.equal(pool.peek("s")?.holds, 0);
     const s: DuplexSession = await pool.acquire("s");
     assert.equal(log.of("started").filter((e) => e.key === "s").length, 1);
