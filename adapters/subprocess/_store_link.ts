@@ -10,6 +10,7 @@ import type { MirrorTarget } from "../../src/store/mirror_target.ts";
 import { keyOfTranscriptPath } from "../../src/store/project_key.ts";
 import { isSessionStoreEntry, type SessionStoreEntry } from "../../src/store/session_store.ts";
 import type { SubprocessOptions } from "./subprocess_options.ts";
+import type { ResumeFolder } from "./_store_resume.ts";
 import { absolutePath } from "./history/_paths.ts";
 
 /**
@@ -58,12 +59,13 @@ export async function readTranscriptEntries(filePath: string): Promise<SessionSt
  *
  * @param options The subprocess options (`sessionStore`, `projectKey`, `mirror`).
  * @param configDir The CLI's configuration folder as the child sees it ({@linkcode childConfigDir}).
+ * @param local The private folder of a resume from the store, released at the mirror's end.
  * @returns The target, or `undefined` without a store.
  */
 export function mirrorTargetOf(
   options: SubprocessOptions,
   configDir: string | undefined,
-  local?: { readonly path: string; remove(): Promise<void> },
+  local?: ResumeFolder,
 ): MirrorTarget | undefined {
   const store = options.sessionStore;
   if (!store) return undefined;
@@ -93,10 +95,12 @@ export function mirrorTargetOf(
     },
     readLocal: readTranscriptEntries,
     ...(options.mirror ? { options: options.mirror } : {}),
-    // A private copy (a resume from the store) goes once the store holds everything.
+    // A private copy (a resume from the store) goes once the store holds everything; while
+    // the store is behind, its transcript moves to the CLI's own folder, where the next
+    // resume on this host finds it and catches the store up.
     release: async (caughtUp) => {
       if (!local) return undefined;
-      if (!caughtUp) return local.path;
+      if (!caughtUp) return await local.keep();
       await local.remove();
       return undefined;
     },

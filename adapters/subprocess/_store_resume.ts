@@ -26,6 +26,15 @@ export interface ResumeFolder {
   readonly path: string;
   /** Removes it; never rejects. */
   remove(): Promise<void>;
+  /**
+   * The store is behind the session's transcript at the end: moves the
+   * transcript (and its subagents' folder) into the CLI's own folder, where
+   * the next resume on this host looks (it catches the store up from there),
+   * and removes this one. Never rejects.
+   *
+   * @returns Where the transcript is now (this folder's copy when it could not move).
+   */
+  keep(): Promise<string>;
 }
 
 /** What a store resume needs. */
@@ -63,7 +72,7 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
     projectKey: resume.projectKey ?? folderName,
     sessionId: resume.sessionId,
   };
-  const folder = await privateConfig(resume);
+  const folder = await privateConfig(resume, folderName);
   try {
     let written: MaterializedSession | undefined;
     try {
@@ -135,14 +144,32 @@ function covers(local: readonly SessionStoreEntry[], stored: readonly SessionSto
 }
 
 /* A new private configuration folder with the user's credentials and settings copied in. */
-async function privateConfig(resume: StoreResume): Promise<ResumeFolder> {
+async function privateConfig(resume: StoreResume, folderName: string): Promise<ResumeFolder> {
   const path = await Deno.makeTempDir({
     prefix: "duplex-resume-",
     ...(resume.tempDir ? { dir: resume.tempDir } : {}),
   });
+  const remove = () => Deno.remove(path, { recursive: true }).catch(() => {});
   const folder: ResumeFolder = {
     path,
-    remove: () => Deno.remove(path, { recursive: true }).catch(() => {}),
+    remove,
+    keep: async () => {
+      const file = `${resume.sessionId}.jsonl`;
+      const from = `${path}/projects/${folderName}`;
+      if (resume.configDir === undefined) return `${from}/${file}`;
+      const to = `${resume.configDir}/projects/${folderName}`;
+      try {
+        await Deno.mkdir(to, { recursive: true });
+        await moveFile(`${from}/${file}`, `${to}/${file}`);
+      } catch {
+        return `${from}/${file}`; // the CLI's folder is not writable: this copy stays
+      }
+      // The subagents' transcripts, where a rename can move them (best effort).
+      await Deno.remove(`${to}/${resume.sessionId}`, { recursive: true }).catch(() => {});
+      await Deno.rename(`${from}/${resume.sessionId}`, `${to}/${resume.sessionId}`).catch(() => {});
+      await remove();
+      return `${to}/${file}`;
+    },
   };
   try {
     await Deno.chmod(path, 0o700);
@@ -159,5 +186,16 @@ async function privateConfig(resume: StoreResume): Promise<ResumeFolder> {
   } catch (error) {
     await folder.remove();
     throw error;
+  }
+}
+
+/* Moves a file over another: a rename, or a copy across file systems. */
+async function moveFile(from: string, to: string): Promise<void> {
+  try {
+    await Deno.rename(from, to);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) throw error;
+    await Deno.copyFile(from, to);
+    await Deno.remove(from);
   }
 }

@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { prepareStoreResume } from "../../../adapters/subprocess/_store_resume.ts";
+import { mirrorTargetOf } from "../../../adapters/subprocess/_store_link.ts";
 import { projectFolderName } from "../../../adapters/subprocess/history/_paths.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
 import { makeTestDir } from "./_helpers.ts";
@@ -100,6 +101,73 @@ Deno.test("a host's transcript that holds more than the store resumes, the store
         assert.deepEqual(await uuids(store), ["u1", "a1", "u2", "a2", "u3"]);
       },
     );
+  } finally {
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("a resume from the store whose CLI ends with the store behind: the next resume on the host has its turns", async (t) => {
+  const root = await makeTestDir();
+  try {
+    const cwd = await Deno.realPath(root);
+    const configDir = `${root}/config`; // the host's own folder: no transcript of the session
+    const key = { projectKey: "p", sessionId: ID };
+    const store = new InMemorySessionStore();
+    await store.append(key, LINES.slice(0, 2));
+    const resume = () =>
+      prepareStoreResume({
+        store,
+        sessionId: ID,
+        cwd,
+        projectKey: "p",
+        configDir,
+        loadTimeoutMs: 5_000,
+        tempDir: root,
+      });
+    const privateFolder = await resume();
+    assert.ok(privateFolder !== undefined, "the store's transcript resumes in a private folder");
+    const privateFile = `${privateFolder.path}/projects/${projectFolderName(cwd)}/${ID}.jsonl`;
+
+    await t.step(
+      "the CLI's next turn is in its private copy only (its appends failed)",
+      async () => {
+        await Deno.writeTextFile(
+          privateFile,
+          LINES.slice(2).map((line) => JSON.stringify(line)).join("\n") + "\n",
+          { append: true },
+        );
+        const target = mirrorTargetOf({ sessionStore: store }, privateFolder.path, privateFolder);
+        const kept = await target!.release!(false);
+        const home = `${configDir}/projects/${projectFolderName(cwd)}/${ID}.jsonl`;
+        assert.equal(kept, home, "the transcript moved to the host's own folder");
+        await assert.rejects(Deno.stat(privateFolder.path), Deno.errors.NotFound);
+        const moved = (await Deno.readTextFile(home)).trim().split("\n").map((l) => JSON.parse(l));
+        assert.deepEqual(moved.map((line) => line.uuid), ["u1", "a1", "u2", "a2"]);
+      },
+    );
+
+    await t.step("the next resume finds it, and the store gets the turn first", async () => {
+      assert.equal(await resume(), undefined, "the host's file resumes");
+      const stored = ((await store.load(key)) ?? []).map((line) => line.uuid);
+      assert.deepEqual(stored, ["u1", "a1", "u2", "a2"]);
+    });
+
+    await t.step("caught up at the end, the private copy goes and nothing moves", async () => {
+      const other = await prepareStoreResume({
+        store,
+        sessionId: ID,
+        cwd,
+        projectKey: "p",
+        configDir: `${root}/elsewhere`,
+        loadTimeoutMs: 5_000,
+        tempDir: root,
+      });
+      assert.ok(other !== undefined);
+      const target = mirrorTargetOf({ sessionStore: store }, other.path, other);
+      assert.equal(await target!.release!(true), undefined);
+      await assert.rejects(Deno.stat(other.path), Deno.errors.NotFound);
+      await assert.rejects(Deno.stat(`${root}/elsewhere/projects`), Deno.errors.NotFound);
+    });
   } finally {
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
