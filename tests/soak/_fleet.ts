@@ -35,6 +35,8 @@ export interface SoakRelay {
   kill(): Promise<void>;
   /** SIGTERM (SIGKILL after 10 s), and waits until it has ended. */
   stop(): Promise<void>;
+  /** Each time it ended without `kill()` or `stop()`: its exit status and the end of its stderr. */
+  readonly unexpected: readonly string[];
 }
 
 /** Makes a relay (not started). */
@@ -43,6 +45,9 @@ export function soakRelay(name: string, config: Omit<FailoverRelayConfig, "port"
   const pids: number[] = [];
   let child: Deno.ChildProcess | undefined;
   let ended: Promise<unknown> = Promise.resolve();
+  /** Set while a kill or stop of ours is under way: that end is expected. */
+  let ending = false;
+  const unexpected: string[] = [];
   const signalGroup = (signal: Deno.Signal) => {
     const pid = child?.pid;
     if (pid === undefined || pid <= 1) return;
@@ -57,6 +62,7 @@ export function soakRelay(name: string, config: Omit<FailoverRelayConfig, "port"
       return child?.pid;
     },
     pids,
+    unexpected,
     async start() {
       if (child) return;
       const process = new Deno.Command(Deno.execPath(), {
@@ -90,21 +96,31 @@ export function soakRelay(name: string, config: Omit<FailoverRelayConfig, "port"
       const rest = (async () => {
         while (!(await reader.read()).done) { /* drain */ }
       })().catch(() => {});
-      ended = Promise.all([process.status, rest, stderr.done]).then(() => {
+      ended = Promise.all([process.status, rest, stderr.done]).then(([status]) => {
         if (child === process) child = undefined;
+        if (!ending) {
+          unexpected.push(
+            `${name} (pid ${process.pid}) ended by itself: code ${status.code}, signal ` +
+              `${status.signal}; stderr: ${stderr.text().slice(-2000)}`,
+          );
+        }
       });
     },
     signal: signalGroup,
     async kill() {
+      ending = true;
       signalGroup("SIGKILL");
       await ended;
+      ending = false;
     },
     async stop() {
+      ending = true;
       signalGroup("SIGCONT");
       signalGroup("SIGTERM");
       const late = setTimeout(() => signalGroup("SIGKILL"), 10_000);
       await ended;
       clearTimeout(late);
+      ending = false;
     },
   };
   return relay;

@@ -130,6 +130,8 @@ export interface SoakReport {
   readonly leftPorts: number[];
   readonly leftTempEntries: string[];
   readonly leftFds: string[];
+  /** Relays that ended without the soak killing or stopping them (each with its stderr's end). */
+  readonly relaysDied: string[];
 }
 
 function percentile(values: readonly number[], p: number): number {
@@ -320,6 +322,23 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         }
       }
     })().catch((error) => log(`the sampler failed: ${error}`));
+    // With SOAK_DEBUG: each change of a relay's state as HAProxy sees it (UP, DOWN, MAINT).
+    const watcher = Deno.env.get("SOAK_DEBUG")
+      ? (async () => {
+        const states = new Map<string, string>();
+        while (sampling) {
+          await sleep(250);
+          const csv = await lb.command("show stat").catch(() => "");
+          for (const row of csv.split("\n")) {
+            const cells = row.split(",");
+            if (cells[0] !== "relays" || !cells[1]?.startsWith("relay")) continue;
+            const status = cells[17] ?? "?";
+            if (states.get(cells[1]) !== status) log(`haproxy: ${cells[1]} ${status}`);
+            states.set(cells[1], status);
+          }
+        }
+      })().catch((error) => log(`the watcher failed: ${error}`))
+      : Promise.resolve();
 
     const turns: TurnRecord[] = [];
     const faults: FaultRecord[] = [];
@@ -607,6 +626,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const failed = turns.filter((turn) => turn.outcome === "failed").length;
     const lost = turns.filter((turn) => turn.outcome === "lost").length;
     const duplicated = turns.filter((turn) => turn.results > 1).length;
+    if (Deno.env.get("SOAK_DEBUG")) {
+      for (const turn of turns.filter((turn) => turn.results > 1)) {
+        log(`duplicated: c${turn.conversation} ${turn.uuid} ${turn.results} results`);
+      }
+    }
 
     // Latency: calm, and under each fault (a turn that overlaps its window, plus 3 s).
     const latency: Record<string, { n: number; p50: number; p99: number }> = {};
@@ -663,8 +687,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
           for (const uuid of process.written) {
             const first = writers.get(uuid);
             if (first === undefined) writers.set(uuid, process.pid);
-            else if (!killedPids.has(first)) doubledInCli++;
-            else rerunAfterKill++;
+            else if (!killedPids.has(first)) {
+              doubledInCli++;
+              if (Deno.env.get("SOAK_DEBUG")) {
+                log(
+                  `run twice: ${id} ${uuid} by ${first} and ${process.pid} (${list.length} processes)`,
+                );
+              }
+            } else rerunAfterKill++;
           }
         }
       } else {
@@ -713,7 +743,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const turnsRun = delivered + errorResults;
 
     sampling = false;
-    await sampler;
+    await Promise.all([sampler, watcher]);
     const relayRss = [...rss].map(([name, series]) => ({
       name,
       firstMib: series[0]!.mib,
@@ -767,6 +797,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       leftPorts: [],
       leftTempEntries: [],
       leftFds: [],
+      relaysDied: relays.flatMap((relay) => relay.unexpected),
     };
   } finally {
     await balancer?.[Symbol.asyncDispose]();

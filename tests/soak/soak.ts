@@ -54,6 +54,9 @@ export function failures(report: SoakReport): string[] {
       `${report.abandoned.length} conversations abandoned: ${report.abandoned.join("; ")}`,
     );
   }
+  if (report.relaysDied.length > 0) {
+    failed.push(`relays ended by themselves: ${report.relaysDied.join("; ")}`);
+  }
   if (report.leftProcesses.length > 0) failed.push(`${report.leftProcesses.length} processes left`);
   if (report.leftPorts.length > 0) failed.push(`ports left listening: ${report.leftPorts}`);
   if (report.leftFds.length > 0) failed.push(`sockets left: ${report.leftFds}`);

@@ -58,6 +58,7 @@ if (!permitted) {
       assert.equal(report.faults.length, 7, shown);
       const kill = report.faults.find((fault) => fault.name === "relay_sigkill");
       assert.ok(kill?.recoveredMs !== undefined, `a result after the kill:\n${shown}`);
+      assert.deepEqual(report.relaysDied, [], "no relay ended but those the soak killed");
     });
     await t.step("nothing left: processes, ports, sockets", () => {
       assert.deepEqual(report.leftProcesses, [], shown);
