@@ -333,7 +333,8 @@ export class RelayConnection implements Peer {
   #hello(message: Extract<ClientMessage, { t: "hello" }>): void {
     this.#trace.hello(message.trace, message.resume !== undefined);
     if (message.resume !== undefined) {
-      this.#resume(message.resume.session, message.resume.after, message.trace);
+      const { session, after, applied } = message.resume;
+      this.#resume(session, after, applied, message.trace);
       return;
     }
     this.#state = "starting";
@@ -355,7 +356,12 @@ export class RelayConnection implements Peer {
     );
   }
 
-  #resume(token: string, after: number, trace: TraceContext | undefined): void {
+  #resume(
+    token: string,
+    after: number,
+    applied: number | undefined,
+    trace: TraceContext | undefined,
+  ): void {
     const credential = this.#credential;
     // Another owner's session is answered exactly as an unknown one, before anything about
     // it (how much output it has) can show.
@@ -371,13 +377,13 @@ export class RelayConnection implements Peer {
         }
         this.#state = "open";
         // Fenced off meanwhile (its session ended): the store knows where it stands.
-        if (found.forgotten) this.#resume(token, after, trace);
+        if (found.forgotten) this.#resume(token, after, applied, trace);
         else this.#resumeLive(found, after);
       });
       return;
     }
     this.#state = "starting";
-    this.#host.wake(token, after, credential, trace).then(
+    this.#host.wake(token, after, applied, credential, trace).then(
       (session) => {
         if (this.#state === "closed" || this.#host.closing) {
           // Its token is known: it waits for the next resume (a closing relay keeps it too).

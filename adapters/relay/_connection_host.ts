@@ -51,6 +51,7 @@ export interface ConnectionHost {
   wake(
     token: string,
     after: number,
+    applied: number | undefined,
     credential: Credential,
     trace: TraceContext | undefined,
   ): Promise<RelaySession | undefined>;

@@ -186,6 +186,7 @@ export class Relay implements RelayServer, ConnectionHost {
   wake(
     token: string,
     after: number,
+    applied: number | undefined,
     credential: Credential,
     trace: TraceContext | undefined,
   ): Promise<RelaySession | undefined> {
@@ -198,14 +199,17 @@ export class Relay implements RelayServer, ConnectionHost {
     const store = this.#config.sessionStore;
     // The client has more output than this relay produced: the conversation went on elsewhere
     // since it was hibernated here, and the store knows where it stands.
-    if (record !== undefined && store !== undefined && after > record.restore.outSeq) {
+    if (
+      record !== undefined && store !== undefined &&
+      (after > record.restore.outSeq || (applied ?? 0) > record.restore.applied)
+    ) {
       record = undefined;
     }
     if (record === undefined && store === undefined) return Promise.resolve(undefined);
     const waking = this.#room.track(
       record !== undefined
         ? this.#wakeHibernated(record, credential, trace)
-        : this.#wakeFromStore(token, after, credential, trace),
+        : this.#wakeFromStore(token, after, applied, credential, trace),
     );
     this.#waking.set(token, waking);
     const forget = () => this.#waking.delete(token);
@@ -296,11 +300,13 @@ export class Relay implements RelayServer, ConnectionHost {
   async #wakeFromStore(
     token: string,
     after: number,
+    applied: number | undefined,
     credential: Credential,
     remote: TraceContext | undefined,
   ): Promise<RelaySession | undefined> {
     const place = await this.#config.tenants.place(credential.owner);
-    const wake = await wakeFromStore(token, after, credential, { ...this.#config, ...place });
+    const settings = { ...this.#config, ...place };
+    const wake = await wakeFromStore(token, { after, applied }, credential, settings);
     return wake === undefined ? undefined : await this.#wake(wake, credential, remote);
   }
 

@@ -34,22 +34,26 @@ export interface WakeSettings {
  * Loads a session token's record and prepares its resume.
  *
  * @param token The session token the client resumes.
- * @param after The last output sequence number the client has: the new
- *   session's output numbering continues after it (this relay has none of
- *   the old one's output).
+ * @param from `after`: the last output sequence number the client has (the
+ *   new session's output numbering continues after it: this relay has none
+ *   of the old one's output); `applied`: the highest input the old relay
+ *   acknowledged to the client, when it says.
  * @param credential The asking credential.
  * @param settings The store and spawn settings.
  * @returns The resume (the token and the input numbering continued, no output, the stored
  *   transcript to tell re-sent lines by), or `undefined` for an unknown token, another
  *   owner's, or an ended one (and without a store).
  * @throws {Refusal} `busy` (a client tries again, here or on another relay) when the store
- *   does not load the record within `loadTimeoutMs`;
+ *   does not load the record within `loadTimeoutMs`, or its record holds less input than the
+ *   client was acknowledged (the old relay acknowledged input after its record's bound passed,
+ *   and may still be writing it: waking from it would lose that input, and the client's next
+ *   line would not follow);
  *   `not_permitted` when the credential's policy no longer allows the spawn request or its
  *   folder (see `wakeOptions`, which a hibernated session's wake calls too).
  */
 export async function wakeFromStore(
   token: string,
-  after: number,
+  from: { readonly after: number; readonly applied: number | undefined },
   credential: Credential,
   settings: WakeSettings,
 ): Promise<Wake | undefined> {
@@ -72,6 +76,15 @@ export async function wakeFromStore(
     return undefined;
   }
   const { cliSessionId, spawn, epoch } = record;
+  const { after, applied } = from;
+  if (applied !== undefined && applied > record.applied) {
+    throw new Refusal(
+      "busy",
+      `Cannot resume the session yet: the session store's record holds input ${record.applied}, ` +
+        `and the client was acknowledged input ${applied} (the relay that ran it may still be ` +
+        "writing it); try again later",
+    );
+  }
   const options = await wakeOptions(
     { spawn, cliSessionId, cwd: record.cwd },
     credential.policy,

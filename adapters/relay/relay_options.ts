@@ -316,7 +316,8 @@ export interface RelayOptions {
    *   answers another owner's exactly as an unknown session
    *   (`unknown_session`), checks the spawn request against the asking
    *   credential's policy again, and starts `claude --resume` from the stored
-   *   transcript. Input numbering continues from the record; output
+   *   transcript (refused `busy` while the record holds less input than
+   *   the client was acknowledged). Input numbering continues from the record; output
    *   numbering from what the client has: that relay holds none of the old
    *   one's output, so output the old relay had produced and the client had
    *   not received is gone (a turn that was running when the old relay died

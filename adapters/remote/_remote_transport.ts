@@ -310,7 +310,7 @@ export class RemoteTransport implements Transport {
 
   async #reconnect(why: string, closeCode: number | undefined): Promise<void> {
     const after = this.#outbox.delivered;
-    const resume = { session: this.#session, after };
+    const resume = { session: this.#session, after, applied: this.#input.acknowledged };
     const hello: ClientMessage = { t: "hello", v: 1, resume, ...this.#traced };
     let outcome;
     try {

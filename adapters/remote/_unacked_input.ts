@@ -43,6 +43,12 @@ export class UnackedInput {
     for (const entry of this.#entries.splice(0, applied)) entry.resolve();
   }
 
+  /** The highest input sequence number the relay acknowledged (0 before any). */
+  get acknowledged(): number {
+    const first = this.#entries[0];
+    return first === undefined ? this.#last : first.seq - 1;
+  }
+
   /** The lines still waiting, oldest first (to send again after a resume). */
   pending(): readonly PendingInput[] {
     return this.#entries;

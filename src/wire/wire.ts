@@ -84,8 +84,14 @@ export type ClientMessage =
     v: 1;
     /** For a new session: what to spawn. */
     spawn?: SpawnRequest;
-    /** To continue a session after a dropped connection. */
-    resume?: { session: string; after: number };
+    /**
+     * To continue a session after a dropped connection: its token, the last
+     * output the client has, and the highest input the relay acknowledged to
+     * it (`applied`; a relay resuming from the store refuses `busy` while the
+     * store's record holds less: the relay that ran the session may still be
+     * writing it).
+     */
+    resume?: { session: string; after: number; applied?: number };
     /**
      * The client's W3C trace context (its session span): the relay's spans
      * for this connection and session join that trace, and so does the CLI

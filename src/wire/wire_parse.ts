@@ -214,11 +214,19 @@ function hello(value: Record<string, unknown>): WireResult<ClientMessage> {
   const traced = trace === undefined ? {} : { trace };
   if (resume !== undefined) {
     if (spawn !== undefined) return invalid("A hello has either spawn or resume, not both");
-    if (!isRecord(resume) || typeof resume.session !== "string" || !isSeq(resume.after)) {
-      return needs("hello", "resume", "an object { session: string, after: integer >= 0 }");
+    if (
+      !isRecord(resume) || typeof resume.session !== "string" || !isSeq(resume.after) ||
+      (resume.applied !== undefined && !isSeq(resume.applied))
+    ) {
+      return needs(
+        "hello",
+        "resume",
+        "an object { session: string, after: integer >= 0, applied?: integer >= 0 }",
+      );
     }
-    const { session, after } = resume;
-    return ok({ t: "hello", v: 1, resume: { session, after }, ...traced });
+    const { session, after, applied } = resume;
+    const point = applied === undefined ? { session, after } : { session, after, applied };
+    return ok({ t: "hello", v: 1, resume: point, ...traced });
   }
   if (spawn === undefined) return ok({ t: "hello", v: 1, ...traced });
   const request = parseSpawnRequest(spawn);

@@ -16,6 +16,7 @@ import { makeTestDir } from "../subprocess/_helpers.ts";
 import { TOKEN } from "./_client.ts";
 import { standInRelay } from "./_stand_in_relay.ts";
 import { fenceEpoch, fenceKey, raiseFence } from "../../../adapters/relay/_fence.ts";
+import { RECORD_TYPE } from "../../../adapters/relay/_relay_record.ts";
 
 /** A store whose loads of the relay's records fail while `down`. */
 class OutageStore extends InMemorySessionStore {
@@ -98,6 +99,88 @@ Deno.test("relay: a conversation resumed by its id (spawn.resume) writes its tur
     assert.equal(fenceEpoch(await store.load(await fenceKey(sessionId))), 4, "taken above 3");
   } finally {
     await a.close();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+/**
+ * A store whose appends of session records wait while stalled (they land, in order, once it
+ * resumes); it counts the loads that find a session record.
+ */
+class StallingStore extends InMemorySessionStore {
+  #stalled: (() => void)[] | undefined;
+  recordLoads = 0;
+  stall(): void {
+    this.#stalled ??= [];
+  }
+  resume(): void {
+    const waiting = this.#stalled ?? [];
+    this.#stalled = undefined;
+    for (const go of waiting) go();
+  }
+  override append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
+    const stalled = this.#stalled;
+    if (stalled !== undefined && entries.some((entry) => entry.type === RECORD_TYPE)) {
+      return new Promise<void>((resolve) => stalled.push(resolve))
+        .then(() => super.append(key, entries));
+    }
+    return super.append(key, entries);
+  }
+  override async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    const entries = await super.load(key);
+    if (entries?.some((entry) => entry.type === RECORD_TYPE)) this.recordLoads++;
+    return entries;
+  }
+}
+
+Deno.test("relay: a resume whose record holds less input than the client was acknowledged waits for it", async () => {
+  // Found by the fleet soak: with the store slow past storeTimeoutMs, a relay acknowledged
+  // input its record did not hold yet; another relay woke from that record, and the client's
+  // next line was refused as a gap ("Input 3 arrived before the input before it").
+  const root = await makeTestDir();
+  const store = new StallingStore();
+  const a = relayOf(root, "a", store);
+  const b = relayOf(root, "b", store);
+  try {
+    await using session = await DuplexSession.start({
+      transport: remote({
+        url: [a.url, b.url],
+        token: TOKEN,
+        reconnect: { attempts: 40, initialDelayMs: 50, maxDelayMs: 200 },
+      }),
+    });
+    const first = await session.send("first", { timeoutMs: 10_000 });
+    store.stall();
+    const second = await session.send("second", { timeoutMs: 10_000 });
+    assert.equal(second.result.isError, false);
+    // Its acknowledgement goes out once the record's bound (500 ms) has passed.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await a.close(); // its client reconnects to b, whose record says input 1
+    const before = store.recordLoads;
+    const seen = Date.now();
+    // Refused `busy` each time (a wake would load it twice, then no more: its takeover's re-read
+    // comes before the record lands).
+    while (store.recordLoads < before + 3 && Date.now() - seen < 10_000) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.ok(store.recordLoads >= before + 3, "b refused the stale record, and was asked again");
+    assert.equal(session.exitStatus.state, "running", "refused busy, not a protocol error");
+    store.resume(); // a's record of input 2 lands
+    const third = await session.send("third", { timeoutMs: 15_000 });
+    assert.equal(third.result.isError, false, "the conversation went on through b");
+    assert.equal(third.result.sessionId, first.result.sessionId, "the same conversation");
+    const transcript = await store.load({
+      projectKey: "outage",
+      sessionId: first.result.sessionId!,
+    });
+    const users = (transcript ?? []).filter((entry) => entry.type === "user");
+    assert.equal(users.length, 3, "each turn once: " + JSON.stringify(users.map((u) => u.uuid)));
+    await session.close();
+    assert.equal(session.exitStatus.state, "completed");
+  } finally {
+    store.resume();
+    await a.close();
+    await b.close();
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 });

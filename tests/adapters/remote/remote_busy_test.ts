@@ -216,7 +216,7 @@ Deno.test("a reconnection that meets a busy relay keeps trying and resumes", asy
     first.close(4000);
     const again = await within(relay.accept(), "the connection after the busy ones", 5_000);
     const hello = await handshake(again, "s-4");
-    assert.deepEqual(hello.resume, { session: "s-4", after: 0 });
+    assert.deepEqual(hello.resume, { session: "s-4", after: 0, applied: 0 });
     assert.equal(busyLeft, 0);
     assert.equal(relay.requests.filter((r) => r.upgrade).length, 4, "first, two refused, resumed");
     await transport.close();

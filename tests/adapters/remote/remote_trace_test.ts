@@ -37,7 +37,7 @@ Deno.test("remote() sends the session's trace context in its hello, and with eac
     first.close(4999); // dropped: the transport resumes
     const second = await within(relay.accept(), "the reconnection");
     const hello = await handshake(second);
-    assert.deepEqual(hello.resume, { session: "s-1", after: 0 });
+    assert.deepEqual(hello.resume, { session: "s-1", after: 0, applied: 0 });
     assert.deepEqual(hello.trace, TRACE, "the resume carries the same trace");
     second.send({ t: "exit", seq: 1, exit: EXIT });
     assert.equal((await transport.closed).code, 0);

@@ -192,7 +192,7 @@ Deno.test("remote() resumes after a dropped connection: nothing lost, nothing tw
     connection.close(4999); // the connection drops (the client sent no close message)
     const resumed = await relay.accept();
     const hello = await resumed.next("hello");
-    assert.deepEqual(hello.resume, { session: "s-1", after: 1 });
+    assert.deepEqual(hello.resume, { session: "s-1", after: 1, applied: 0 });
     // The relay had applied in-1 only; it replays output 1 (seen) and 2 (not seen).
     resumed.send({ t: "ready", session: "s-1", resumed: true, inSeq: 1, graceMs: 1000 });
     await first;
@@ -243,7 +243,11 @@ Deno.test("remote() drops a silent relay after two heartbeats, then resumes", {
     assert.deepEqual(Object.keys(await connection.next("ping")), ["t", "at"]);
     // The relay never answers: the client gives up on this socket and resumes on a new one.
     const resumed = await relay.accept();
-    assert.deepEqual((await resumed.next("hello")).resume, { session: "s-1", after: 0 });
+    assert.deepEqual((await resumed.next("hello")).resume, {
+      session: "s-1",
+      after: 0,
+      applied: 0,
+    });
     resumed.send({ t: "ready", session: "s-1", resumed: true, inSeq: 0, graceMs: 1000 });
     resumed.send({ t: "ping", at: 7 });
     assert.deepEqual(await resumed.next("pong"), { t: "pong", at: 7 });

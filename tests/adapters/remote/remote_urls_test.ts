@@ -113,7 +113,7 @@ Deno.test("remote() reconnects to the relay it was on first, then to the others"
       first.close(4000);
       const again = await within(a.accept(), "a's second connection");
       const hello = await handshake(again, "s-9");
-      assert.deepEqual(hello.resume, { session: "s-9", after: 0 });
+      assert.deepEqual(hello.resume, { session: "s-9", after: 0, applied: 0 });
       assert.equal(b.connections.length, 0);
     });
 
@@ -121,11 +121,15 @@ Deno.test("remote() reconnects to the relay it was on first, then to the others"
       await a.close();
       const moved = await within(b.accept(), "b's connection");
       const hello = await handshake(moved, "s-9");
-      assert.deepEqual(hello.resume, { session: "s-9", after: 0 });
+      assert.deepEqual(hello.resume, { session: "s-9", after: 0, applied: 0 });
       moved.output(1, '{"type":"x"}\n');
       moved.close(4000);
       const back = await within(b.accept(), "b's second connection");
-      assert.deepEqual((await handshake(back, "s-9")).resume, { session: "s-9", after: 1 });
+      assert.deepEqual((await handshake(back, "s-9")).resume, {
+        session: "s-9",
+        after: 1,
+        applied: 0,
+      });
     });
     await transport.close();
   } finally {

@@ -24,6 +24,7 @@ Deno.test("parseClientMessage() takes each client message, checking every field"
         { t: "hello", v: 1 },
         { t: "hello", v: 1, spawn: { model: "sonnet", maxTurns: 2, includePartialMessages: true } },
         { t: "hello", v: 1, resume: { session: "s", after: 0 } },
+        { t: "hello", v: 1, resume: { session: "s", after: 4, applied: 2 } },
         { t: "in", seq: 1, line: '{"a":1}' },
         { t: "ack", seq: 0 },
         { t: "eof" },
@@ -52,6 +53,14 @@ Deno.test("parseClientMessage() takes each client message, checking every field"
         [json({ t: "hello", v: 1, spawn: {}, resume: { session: "s", after: 0 } }), /not both/],
         [json({ t: "hello", v: 1, resume: { session: "s" } }), /needs resume/],
         [json({ t: "hello", v: 1, resume: { session: 1, after: 0 } }), /needs resume/],
+        [
+          json({ t: "hello", v: 1, resume: { session: "s", after: 0, applied: -1 } }),
+          /needs resume/,
+        ],
+        [
+          json({ t: "hello", v: 1, resume: { session: "s", after: 0, applied: "2" } }),
+          /needs resume/,
+        ],
         [json({ t: "hello", v: 1, spawn: [] }), /spawn request must be an object/],
         [json({ t: "hello", v: 1, spawn: { model: 1 } }), /model must be a string/],
         [json({ t: "hello", v: 1, spawn: { maxTurns: 0 } }), /maxTurns must be a positive/],
