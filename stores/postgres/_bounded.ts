@@ -93,15 +93,40 @@ export async function bounded<T>(
           `and what was sent may still take effect`,
       ),
   });
-  limit.signal.addEventListener("abort", () => {
-    try {
-      pending.cancel?.();
-    } catch { /* cancelling is best effort */ }
-  }, { once: true });
+  limit.signal.addEventListener("abort", () => cancelQuietly(pending), { once: true });
   try {
     // abortable() also keeps a late rejection from going unhandled.
     return await abortable(Promise.resolve(pending), limit.signal);
   } catch (error) {
     throw failure(op, error);
   }
+}
+
+/* A query as postgres.js 3 makes it: `cancel()` calls `canceller(query)` once. */
+interface Cancellable {
+  cancel?(): unknown;
+  canceller?: ((query: unknown) => unknown) | null;
+}
+
+/*
+ * Cancels a query, best effort, leaving no rejection unhandled. postgres.js 3's
+ * `Query.cancel()` drops the promise of its cancel request (a connection of its own), so a
+ * cancel that cannot connect (the server restarting) rejected with no handler, which ends a
+ * Deno process (found by the fleet soak: a relay died of `read ECONNRESET` as PostgreSQL
+ * restarted). Its `canceller`, called as `cancel()` calls it, hands that promise back.
+ */
+function cancelQuietly(pending: Cancellable): void {
+  try {
+    const canceller = pending.canceller;
+    let outcome: unknown;
+    if (typeof canceller === "function") {
+      pending.canceller = null;
+      outcome = canceller(pending);
+    } else {
+      outcome = pending.cancel?.();
+    }
+    if (typeof (outcome as PromiseLike<unknown> | undefined)?.then === "function") {
+      (outcome as PromiseLike<unknown>).then(undefined, () => {});
+    }
+  } catch { /* cancelling is best effort */ }
 }

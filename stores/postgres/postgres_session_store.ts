@@ -49,8 +49,9 @@ export interface PostgresSessionStoreOptions {
   /**
    * How long one call (`append`, `load`, …) may take, schema creation
    * included, before it rejects with a `DuplexError` of kind `timeout` (the
-   * query is cancelled; an append may still land, and a retry is harmless:
-   * entries with a uuid are stored once).
+   * query is cancelled, best effort: a cancel request that cannot reach the
+   * server is dropped, never left as an unhandled rejection; an append may
+   * still land, and a retry is harmless: entries with a uuid are stored once).
    *
    * @default {30000}
    */
