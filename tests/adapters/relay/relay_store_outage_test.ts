@@ -39,19 +39,24 @@ function relayOf(root: string, name: string, store: InMemorySessionStore) {
   });
 }
 
+/** A session through `a`, reconnecting to `a` or `b`. */
+function sessionThrough(a: { url: string }, b: { url: string }): Promise<DuplexSession> {
+  return DuplexSession.start({
+    transport: remote({
+      url: [a.url, b.url],
+      token: TOKEN,
+      reconnect: { attempts: 40, initialDelayMs: 50, maxDelayMs: 200 },
+    }),
+  });
+}
+
 Deno.test("relay: a resume that meets a store outage is retried until the store is back", async () => {
   const root = await makeTestDir();
   const store = new OutageStore();
   const a = relayOf(root, "a", store);
   const b = relayOf(root, "b", store);
   try {
-    await using session = await DuplexSession.start({
-      transport: remote({
-        url: [a.url, b.url],
-        token: TOKEN,
-        reconnect: { attempts: 30, initialDelayMs: 50, maxDelayMs: 200 },
-      }),
-    });
+    await using session = await sessionThrough(a, b);
     const first = await session.send("first", { timeoutMs: 10_000 });
     assert.equal(first.result.isError, false);
     store.down = true;
@@ -142,13 +147,7 @@ Deno.test("relay: a resume whose record holds less input than the client was ack
   const a = relayOf(root, "a", store);
   const b = relayOf(root, "b", store);
   try {
-    await using session = await DuplexSession.start({
-      transport: remote({
-        url: [a.url, b.url],
-        token: TOKEN,
-        reconnect: { attempts: 40, initialDelayMs: 50, maxDelayMs: 200 },
-      }),
-    });
+    await using session = await sessionThrough(a, b);
     const first = await session.send("first", { timeoutMs: 10_000 });
     store.stall();
     const second = await session.send("second", { timeoutMs: 10_000 });

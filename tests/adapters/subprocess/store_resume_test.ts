@@ -33,6 +33,19 @@ const LINES = [
   entry("a2", "u2", "assistant"),
 ];
 
+/** Resumes the session from `store` for `cwd`, the host's own folder being `configDir`. */
+function resumeFrom(store: InMemorySessionStore, cwd: string, configDir: string, root: string) {
+  return prepareStoreResume({
+    store,
+    sessionId: ID,
+    cwd,
+    projectKey: "p",
+    configDir,
+    loadTimeoutMs: 5_000,
+    tempDir: root,
+  });
+}
+
 Deno.test("a host's transcript that holds more than the store resumes, the store caught up first", async (t) => {
   const root = await makeTestDir();
   try {
@@ -45,16 +58,7 @@ Deno.test("a host's transcript that holds more than the store resumes, the store
       LINES.map((line) => JSON.stringify(line)).join("\n") + "\n",
     );
     const key = { projectKey: "p", sessionId: ID };
-    const resume = (store: InMemorySessionStore) =>
-      prepareStoreResume({
-        store,
-        sessionId: ID,
-        cwd,
-        projectKey: "p",
-        configDir,
-        loadTimeoutMs: 5_000,
-        tempDir: root,
-      });
+    const resume = (store: InMemorySessionStore) => resumeFrom(store, cwd, configDir, root);
     const uuids = async (store: InMemorySessionStore) =>
       ((await store.load(key)) ?? []).map((line) => line.uuid);
 
@@ -114,16 +118,7 @@ Deno.test("a resume from the store whose CLI ends with the store behind: the nex
     const key = { projectKey: "p", sessionId: ID };
     const store = new InMemorySessionStore();
     await store.append(key, LINES.slice(0, 2));
-    const resume = () =>
-      prepareStoreResume({
-        store,
-        sessionId: ID,
-        cwd,
-        projectKey: "p",
-        configDir,
-        loadTimeoutMs: 5_000,
-        tempDir: root,
-      });
+    const resume = () => resumeFrom(store, cwd, configDir, root);
     const privateFolder = await resume();
     assert.ok(privateFolder !== undefined, "the store's transcript resumes in a private folder");
     const privateFile = `${privateFolder.path}/projects/${projectFolderName(cwd)}/${ID}.jsonl`;
@@ -153,15 +148,7 @@ Deno.test("a resume from the store whose CLI ends with the store behind: the nex
     });
 
     await t.step("caught up at the end, the private copy goes and nothing moves", async () => {
-      const other = await prepareStoreResume({
-        store,
-        sessionId: ID,
-        cwd,
-        projectKey: "p",
-        configDir: `${root}/elsewhere`,
-        loadTimeoutMs: 5_000,
-        tempDir: root,
-      });
+      const other = await resumeFrom(store, cwd, `${root}/elsewhere`, root);
       assert.ok(other !== undefined);
       const target = mirrorTargetOf({ sessionStore: store }, other.path, other);
       assert.equal(await target!.release!(true), undefined);
