@@ -35,7 +35,11 @@ if (!permitted) {
   unavailableTest(NAME, reason);
 } else {
   Deno.test({ name: NAME, sanitizeResources: true, sanitizeOps: true }, async (t) => {
-    const report = await runSoak({ ...SIZES.short! });
+    // With SOAK_DEBUG=1, the soak's log goes to stderr (faults, HAProxy's view, failed turns).
+    const log = Deno.env.get("SOAK_DEBUG")
+      ? (line: string) => console.error(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}`)
+      : undefined;
+    const report = await runSoak({ ...SIZES.short!, ...(log ? { log } : {}) });
     const shown = table(report).join("\n");
     await t.step("every turn delivered once or failed with a typed error", () => {
       assert.equal(report.lost, 0, shown);
