@@ -37,6 +37,7 @@ if (!permitted) {
   Deno.test({ name: NAME, sanitizeResources: true, sanitizeOps: true }, async (t) => {
     // With SOAK_DEBUG=1, the soak's log goes to stderr (faults, HAProxy's view, failed turns).
     const log = Deno.env.get("SOAK_DEBUG")
+      // deno-lint-ignore no-console -- a debugging aid, asked for by its variable
       ? (line: string) => console.error(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}`)
       : undefined;
     const report = await runSoak({ ...SIZES.short!, ...(log ? { log } : {}) });
