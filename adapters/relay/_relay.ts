@@ -14,7 +14,7 @@
 
 import { messageOf } from "../../src/_values.ts";
 import { abortable, deadline } from "../../src/_deadline.ts";
-import { DuplexError } from "../../src/errors.ts";
+import { DuplexError, isDuplexError } from "../../src/errors.ts";
 import { CLOSE, type SpawnRequest, SUBPROTOCOL } from "../../src/wire/wire.ts";
 import type { TraceContext } from "../../src/telemetry/_trace_context.ts";
 import { Telemetry, TELEMETRY_OFF } from "../../src/telemetry/_telemetry.ts";
@@ -354,6 +354,15 @@ export class Relay implements RelayServer, ConnectionHost {
       transport = await this.#launch(options)(traceContext ? { signal, traceContext } : { signal });
     } catch (error) {
       trace.failed(error);
+      // A resume whose transcript the store did not give (it failed or timed out, as while
+      // PostgreSQL restarts) is worth asking again: the conversation is there.
+      if (resent !== undefined && isStoreFailure(error)) {
+        throw new Refusal(
+          "busy",
+          `Cannot resume the session yet: the session store did not give its transcript ` +
+            `(${messageOf(error)}); try again later`,
+        );
+      }
       throw new Refusal(
         "spawn_failed",
         `Cannot start claude on the relay: ${messageOf(error)}`,
@@ -507,6 +516,11 @@ async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
  * it): the store must hold its transcript, else the new CLI cannot start and the old one would
  * be fenced off for nothing (its first turn still running, say). Refused `busy`: try later.
  */
+/* A store's failure (or its bound passing) while the subprocess adapter loaded the transcript. */
+function isStoreFailure(error: unknown): boolean {
+  return isDuplexError(error, "store_failed") || isDuplexError(error, "timeout");
+}
+
 async function assertStored(resent: Resent): Promise<void> {
   let entries;
   try {

@@ -57,7 +57,8 @@ export interface StoreResume {
  * @returns A private configuration folder holding the stored session, or
  *   `undefined` when the CLI's own folder already holds all of it.
  * @throws {DuplexError} `resume_failed` when the store has no such session;
- *   `timeout` after `loadTimeoutMs`.
+ *   `timeout` after `loadTimeoutMs`; `store_failed` when the store's call failed (its own
+ *   DuplexError as it is).
  */
 export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFolder | undefined> {
   if (!UUID.test(resume.sessionId)) return undefined; // a name: only the CLI can find it
@@ -85,7 +86,12 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
       // The id is a UUID and the folder fresh: not_found (invalid_argument before issue 24's
       // history) means the store lacks the session.
       if (!isDuplexError(error, "not_found") && !isDuplexError(error, "invalid_argument")) {
-        throw error;
+        throw error instanceof DuplexError ? error : new DuplexError(
+          "store_failed",
+          `Cannot resume ${resume.sessionId}: the session store failed to give its transcript ` +
+            `(${error instanceof Error ? error.message : String(error)})`,
+          { cause: error },
+        );
       }
     }
     const local = resume.configDir === undefined ? [] : await readTranscriptEntries(

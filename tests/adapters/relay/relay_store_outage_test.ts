@@ -183,3 +183,49 @@ Deno.test("relay: a resume whose record holds less input than the client was ack
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 });
+
+/** A store that fails the second load of a transcript after `failSecondLoad()` (once). */
+class FlakyTranscriptStore extends InMemorySessionStore {
+  #armed: number | undefined;
+  failed = 0;
+  failSecondLoad(): void {
+    this.#armed = 0;
+  }
+  override load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    if (this.#armed !== undefined && key.projectKey !== RELAY_SESSIONS_PROJECT_KEY) {
+      this.#armed++;
+      if (this.#armed === 2) {
+        this.#armed = undefined;
+        this.failed++;
+        return Promise.reject(new Error("the database system is shutting down"));
+      }
+    }
+    return super.load(key);
+  }
+}
+
+Deno.test("relay: a resume whose transcript load fails is refused busy and tried again", async () => {
+  // Found by the fleet soak: PostgreSQL began its shutdown between the relay's check that the
+  // store holds the transcript and the subprocess adapter's load of it; the resume failed
+  // spawn_failed, and the client's session ended.
+  const root = await makeTestDir();
+  const store = new FlakyTranscriptStore();
+  const a = relayOf(root, "a", store);
+  const b = relayOf(root, "b", store);
+  try {
+    await using session = await sessionThrough(a, b);
+    const first = await session.send("first", { timeoutMs: 10_000 });
+    store.failSecondLoad(); // b's check passes; its CLI's transcript load fails
+    await a.close();
+    const second = await session.send("second", { timeoutMs: 15_000 });
+    assert.equal(store.failed, 1, "the transcript load failed once");
+    assert.equal(second.result.isError, false, "the conversation went on through b");
+    assert.equal(second.result.sessionId, first.result.sessionId, "the same conversation");
+    await session.close();
+    assert.equal(session.exitStatus.state, "completed");
+  } finally {
+    await a.close();
+    await b.close();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
