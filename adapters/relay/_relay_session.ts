@@ -81,7 +81,10 @@ export class RelaySession {
     settings.store?.fenced.then(() => {
       if (this.forgotten) return;
       settings.trace.fenced();
+      const peer = this.#peer;
       void this.forget("keep");
+      // A client still here resumes again: the store says where the conversation stands.
+      peer?.end(CLOSE.goingAway, "Another relay resumed the conversation; resume it again");
     });
   }
 
@@ -211,6 +214,12 @@ export class RelaySession {
     this.#received = seq;
     const store = this.#settings.store;
     this.#writing = this.#writing.then(async () => {
+      if (store !== undefined && !(await store.admitsInput())) {
+        // Another relay runs the conversation now: this session ends, the line unwritten and
+        // unacknowledged (the client sends it again where it resumes).
+        this.#pendingBytes -= bytes;
+        return;
+      }
       try {
         // A line the old relay's CLI took (resumed from the store) is not written again.
         if (store === undefined || !(await store.alreadyTaken(line))) {

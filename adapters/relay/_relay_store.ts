@@ -104,6 +104,27 @@ export class StoreLink {
     return this.#fenced.promise;
   }
 
+  /**
+   * Before an input line goes to the CLI: whether the conversation is still
+   * this relay's. A relay stalled (SIGSTOP, a long pause) while another
+   * resumed the conversation reads the lines its client sent before it
+   * left only after that takeover; written, the old CLI would run a turn the
+   * new one runs too. Once fenced, the session ends (`fenced`). A store
+   * that does not answer admits the line: no other relay can take over
+   * without it either. Never rejects.
+   */
+  async admitsInput(): Promise<boolean> {
+    const fence = this.#fence;
+    if (fence === undefined) return true;
+    try {
+      if (await fence.admits()) return true;
+    } catch {
+      return true;
+    }
+    this.#fenced.resolve();
+    return false;
+  }
+
   /** Whether the fence stood above this relay's epoch: its output is no longer the conversation's. */
   get fencedOff(): boolean {
     return this.#fence?.fenced === true;
