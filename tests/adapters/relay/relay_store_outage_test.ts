@@ -50,13 +50,27 @@ function sessionThrough(a: { url: string }, b: { url: string }): Promise<DuplexS
   });
 }
 
-Deno.test("relay: a resume that meets a store outage is retried until the store is back", async () => {
+/** Runs `fn` with relays a and b sharing `store` and a session through a (then either). */
+async function withPair(
+  store: InMemorySessionStore,
+  fn: (a: { close(): Promise<void> }, session: DuplexSession) => Promise<void>,
+): Promise<void> {
   const root = await makeTestDir();
-  const store = new OutageStore();
   const a = relayOf(root, "a", store);
   const b = relayOf(root, "b", store);
   try {
     await using session = await sessionThrough(a, b);
+    await fn(a, session);
+  } finally {
+    await a.close();
+    await b.close();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+}
+
+Deno.test("relay: a resume that meets a store outage is retried until the store is back", async () => {
+  const store = new OutageStore();
+  await withPair(store, async (a, session) => {
     const first = await session.send("first", { timeoutMs: 10_000 });
     assert.equal(first.result.isError, false);
     store.down = true;
@@ -72,11 +86,7 @@ Deno.test("relay: a resume that meets a store outage is retried until the store 
     assert.equal(second.result.sessionId, first.result.sessionId, "the same conversation");
     await session.close();
     assert.equal(session.exitStatus.state, "completed");
-  } finally {
-    await a.close();
-    await b.close();
-    await Deno.remove(root, { recursive: true }).catch(() => {});
-  }
+  });
 });
 
 Deno.test("relay: a conversation resumed by its id (spawn.resume) writes its turns above any fence", async () => {
@@ -142,46 +152,41 @@ Deno.test("relay: a resume whose record holds less input than the client was ack
   // Found by the fleet soak: with the store slow past storeTimeoutMs, a relay acknowledged
   // input its record did not hold yet; another relay woke from that record, and the client's
   // next line was refused as a gap ("Input 3 arrived before the input before it").
-  const root = await makeTestDir();
   const store = new StallingStore();
-  const a = relayOf(root, "a", store);
-  const b = relayOf(root, "b", store);
-  try {
-    await using session = await sessionThrough(a, b);
-    const first = await session.send("first", { timeoutMs: 10_000 });
-    store.stall();
-    const second = await session.send("second", { timeoutMs: 10_000 });
-    assert.equal(second.result.isError, false);
-    // Its acknowledgement goes out once the record's bound (500 ms) has passed.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    await a.close(); // its client reconnects to b, whose record says input 1
-    const before = store.recordLoads;
-    const seen = Date.now();
-    // Refused `busy` each time (a wake would load it twice, then no more: its takeover's re-read
-    // comes before the record lands).
-    while (store.recordLoads < before + 3 && Date.now() - seen < 10_000) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+  await withPair(store, async (a, session) => {
+    try {
+      const first = await session.send("first", { timeoutMs: 10_000 });
+      store.stall();
+      const second = await session.send("second", { timeoutMs: 10_000 });
+      assert.equal(second.result.isError, false);
+      // Its acknowledgement goes out once the record's bound (500 ms) has passed.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await a.close(); // its client reconnects to b, whose record says input 1
+      const before = store.recordLoads;
+      const seen = Date.now();
+      // Refused `busy` each time (a wake would load it twice, then no more: its takeover's re-read
+      // comes before the record lands).
+      while (store.recordLoads < before + 3 && Date.now() - seen < 10_000) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.ok(store.recordLoads >= before + 3, "b refused the stale record, and was asked again");
+      assert.equal(session.exitStatus.state, "running", "refused busy, not a protocol error");
+      store.resume(); // a's record of input 2 lands
+      const third = await session.send("third", { timeoutMs: 15_000 });
+      assert.equal(third.result.isError, false, "the conversation went on through b");
+      assert.equal(third.result.sessionId, first.result.sessionId, "the same conversation");
+      const transcript = await store.load({
+        projectKey: "outage",
+        sessionId: first.result.sessionId!,
+      });
+      const users = (transcript ?? []).filter((entry) => entry.type === "user");
+      assert.equal(users.length, 3, "each turn once: " + JSON.stringify(users.map((u) => u.uuid)));
+      await session.close();
+      assert.equal(session.exitStatus.state, "completed");
+    } finally {
+      store.resume();
     }
-    assert.ok(store.recordLoads >= before + 3, "b refused the stale record, and was asked again");
-    assert.equal(session.exitStatus.state, "running", "refused busy, not a protocol error");
-    store.resume(); // a's record of input 2 lands
-    const third = await session.send("third", { timeoutMs: 15_000 });
-    assert.equal(third.result.isError, false, "the conversation went on through b");
-    assert.equal(third.result.sessionId, first.result.sessionId, "the same conversation");
-    const transcript = await store.load({
-      projectKey: "outage",
-      sessionId: first.result.sessionId!,
-    });
-    const users = (transcript ?? []).filter((entry) => entry.type === "user");
-    assert.equal(users.length, 3, "each turn once: " + JSON.stringify(users.map((u) => u.uuid)));
-    await session.close();
-    assert.equal(session.exitStatus.state, "completed");
-  } finally {
-    store.resume();
-    await a.close();
-    await b.close();
-    await Deno.remove(root, { recursive: true }).catch(() => {});
-  }
+  });
 });
 
 /** A store that fails the second load of a transcript after `failSecondLoad()` (once). */
@@ -208,12 +213,8 @@ Deno.test("relay: a resume whose transcript load fails is refused busy and tried
   // Found by the fleet soak: PostgreSQL began its shutdown between the relay's check that the
   // store holds the transcript and the subprocess adapter's load of it; the resume failed
   // spawn_failed, and the client's session ended.
-  const root = await makeTestDir();
   const store = new FlakyTranscriptStore();
-  const a = relayOf(root, "a", store);
-  const b = relayOf(root, "b", store);
-  try {
-    await using session = await sessionThrough(a, b);
+  await withPair(store, async (a, session) => {
     const first = await session.send("first", { timeoutMs: 10_000 });
     store.failSecondLoad(); // b's check passes; its CLI's transcript load fails
     await a.close();
@@ -223,9 +224,5 @@ Deno.test("relay: a resume whose transcript load fails is refused busy and tried
     assert.equal(second.result.sessionId, first.result.sessionId, "the same conversation");
     await session.close();
     assert.equal(session.exitStatus.state, "completed");
-  } finally {
-    await a.close();
-    await b.close();
-    await Deno.remove(root, { recursive: true }).catch(() => {});
-  }
+  });
 });
