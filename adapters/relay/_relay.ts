@@ -511,16 +511,16 @@ async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
   await abortable(promise, limit.signal).catch(() => {});
 }
 
-/*
- * Before a resume from the store takes its conversation over (fencing off the relay that runs
- * it): the store must hold its transcript, else the new CLI cannot start and the old one would
- * be fenced off for nothing (its first turn still running, say). Refused `busy`: try later.
- */
 /* A store's failure (or its bound passing) while the subprocess adapter loaded the transcript. */
 function isStoreFailure(error: unknown): boolean {
   return isDuplexError(error, "store_failed") || isDuplexError(error, "timeout");
 }
 
+/*
+ * Before a resume from the store takes its conversation over (fencing off the relay that runs
+ * it): the store must hold its transcript, else the new CLI cannot start and the old one would
+ * be fenced off for nothing (its first turn still running, say). Refused `busy`: try later.
+ */
 async function assertStored(resent: Resent): Promise<void> {
   let entries;
   try {

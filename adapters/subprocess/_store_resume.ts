@@ -9,6 +9,7 @@
  */
 
 import { abortable, deadline } from "../../src/_deadline.ts";
+import { messageOf } from "../../src/_values.ts";
 import { DuplexError, isDuplexError } from "../../src/errors.ts";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
 import { type MaterializedSession, materializeSession } from "./store/materialize_session.ts";
@@ -89,7 +90,7 @@ export async function prepareStoreResume(resume: StoreResume): Promise<ResumeFol
         throw error instanceof DuplexError ? error : new DuplexError(
           "store_failed",
           `Cannot resume ${resume.sessionId}: the session store failed to give its transcript ` +
-            `(${error instanceof Error ? error.message : String(error)})`,
+            `(${messageOf(error)})`,
           { cause: error },
         );
       }
