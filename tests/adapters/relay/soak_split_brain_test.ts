@@ -19,62 +19,7 @@ import { InMemorySessionStore } from "../../../src/store/in_memory_session_store
 import { makeTestDir } from "../subprocess/_helpers.ts";
 import { TOKEN } from "./_client.ts";
 import { standInRelay } from "./_stand_in_relay.ts";
-
-/* A TCP proxy whose target can change; `cut()` closes every connection through it. */
-function proxy(target: number) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const open = new Set<Deno.Conn>();
-  const piping: Promise<void>[] = [];
-  let to = target;
-  const accepting = (async () => {
-    for await (const conn of listener) {
-      open.add(conn);
-      piping.push((async () => {
-        try {
-          const upstream = await Deno.connect({ hostname: "127.0.0.1", port: to });
-          open.add(upstream);
-          await Promise.all([
-            conn.readable.pipeTo(upstream.writable).catch(() => {}),
-            upstream.readable.pipeTo(conn.writable).catch(() => {}),
-          ]);
-        } catch { /* cut */ }
-      })());
-    }
-  })().catch(() => {});
-  return {
-    url: `ws://127.0.0.1:${listener.addr.port}/v1`,
-    point(port: number) {
-      to = port;
-    },
-    cut() {
-      for (const conn of open) {
-        try {
-          conn.close();
-        } catch { /* closed */ }
-      }
-      open.clear();
-    },
-    async close() {
-      listener.close();
-      this.cut();
-      await accepting;
-      await Promise.all(piping);
-    },
-  };
-}
-
-async function journalOf(dir: string, sessionId: string): Promise<string[][]> {
-  const files: string[] = [];
-  for await (const file of Deno.readDir(`${dir}/${sessionId}`)) files.push(file.name);
-  files.sort();
-  const out: string[][] = [];
-  for (const file of files) {
-    const lines = (await Deno.readTextFile(`${dir}/${sessionId}/${file}`)).trim().split("\n")
-      .map((line) => JSON.parse(line));
-    out.push([...lines[0].loaded, ...lines.slice(1).map((line: { uuid: string }) => line.uuid)]);
-  }
-  return out;
-}
+import { cutProxy, journalOf } from "./_cut_proxy.ts";
 
 Deno.test({
   name: "soak: a relay that lost its client to another relay does not write into the store after",
@@ -92,7 +37,7 @@ Deno.test({
       });
     const a = relay("a");
     const b = relay("b");
-    const link = proxy(a.port);
+    const link = cutProxy(a.port);
     try {
       const session = await DuplexSession.start({
         transport: remote({
