@@ -18,6 +18,10 @@
  *   is made again, up to three times, and one the store does not answer fails the append (the
  *   mirror tries again later). (A store with conditional appends would close
  *   the window for good; the `SessionStore` contract has none.)
+ * - Input lines have no such window: a relay saves in its record that a
+ *   line may be written before it checks the fence (`StoreLink.admitsInput`),
+ *   and the raiser reads the record after raising (`_store_wake.ts`), so a
+ *   line the old relay writes is one the raiser sees in flight.
  *
  * @module
  */
@@ -186,6 +190,11 @@ export class Fence {
     } catch {
       return undefined;
     }
+  }
+
+  /** Takes this relay off the conversation for good, as a higher fence does. */
+  standDown(): void {
+    this.#fenced = true;
   }
 
   /* The fence's highest epoch now (-1: none), its key hashed once. */

@@ -322,8 +322,8 @@ export class Relay implements RelayServer, ConnectionHost {
       if (wake.resent !== undefined) await assertStored(wake.resent);
       const epoch = await this.#takeOver(wake.cliSessionId, wake.epoch + 1);
       // Taken over: the old relay writes no more, and its last input may have been recorded
-      // meanwhile (the client does not send it again, and the new CLI must not run it twice).
-      const applied = await wake.applied?.();
+      // meanwhile, or be in flight (the new CLI must not run it twice).
+      const applied = await wake.written?.(epoch);
       const restore = applied !== undefined && applied > wake.restore.applied
         ? { ...wake.restore, applied }
         : wake.restore;

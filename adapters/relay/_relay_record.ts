@@ -5,10 +5,12 @@
  * - Key: the reserved project key {@linkcode RELAY_SESSIONS_PROJECT_KEY}, and as
  *   session id the base64url SHA-256 of the session token (never the token).
  * - Entries: snapshots `{ type: "duplex-relay-session", uuid, owner, cliSessionId,
- *   spawn, cwd, applied, state, at }`, the owner as the base64url SHA-256 of the
- *   credential's owner; the last one counts. They are appended at the
- *   start, after each input line written to the CLI (before its
- *   acknowledgement), at hibernation and at the end (`state: "closed"`).
+ *   spawn, cwd, applied, writing, state, epoch, at }`, the owner as the base64url
+ *   SHA-256 of the credential's owner; the last one counts. They are appended at
+ *   the start, before each input line is written to the CLI (`writing`: the
+ *   line may reach the CLI from now on), after it was written (`applied`,
+ *   before its acknowledgement) or not (`writing` back to `applied`: fenced
+ *   off), at hibernation and at the end (`state: "closed"`).
  * - The owners of the conversations a relay names share the project key
  *   (`duplex-relay-conversation` entries, see `_conversations.ts`).
  * - A {@linkcode RecordWriter} appends the latest snapshot, one append at a
@@ -46,6 +48,14 @@ export interface RelayRecord {
   readonly cwd?: string;
   /** The last input sequence number written to the CLI. */
   readonly applied: number;
+  /**
+   * The last input sequence number that may have reached the CLI: saved
+   * before the line is written, so above `applied` while a write is in
+   * flight (a relay taking the conversation over waits for it to settle,
+   * see `_store_wake.ts`). Absent in records of relays before it was kept,
+   * and when it equals `applied`.
+   */
+  readonly writing?: number;
   readonly state: RecordState;
   /**
    * Bumped by each resume in a new process: a reader takes the last entry of
@@ -104,28 +114,47 @@ export async function relayKey(text: string): Promise<SessionKey> {
  * The record a key's entries tell: the last well-formed entry of the highest epoch.
  *
  * @param entries What the store loaded (`null`: nothing).
+ * @param below Only entries of epochs below it (the records of the relays that ran the
+ *   conversation before the one taking it over at that epoch).
  * @returns The record, or `undefined`.
  */
-export function lastRecord(entries: readonly SessionStoreEntry[] | null): RelayRecord | undefined {
+export function lastRecord(
+  entries: readonly SessionStoreEntry[] | null,
+  below = Infinity,
+): RelayRecord | undefined {
   let found: RelayRecord | undefined;
   for (const entry of entries ?? []) {
     const record = recordOf(entry as Record<string, unknown>);
-    if (record !== undefined && (found === undefined || record.epoch >= found.epoch)) {
+    if (
+      record !== undefined && record.epoch < below &&
+      (found === undefined || record.epoch >= found.epoch)
+    ) {
       found = record;
     }
   }
   return found;
 }
 
+/**
+ * The last input a record's relay may have written to its CLI: `applied`,
+ * or above it while that relay's write was in flight.
+ *
+ * @param record The record.
+ */
+export function lastWritten(record: RelayRecord): number {
+  return Math.max(record.applied, record.writing ?? 0);
+}
+
 function recordOf(entry: Record<string, unknown>): RelayRecord | undefined {
   if (entry.type !== RECORD_TYPE) return undefined;
-  const { owner, cliSessionId, spawn, cwd, applied, state, epoch } = entry;
+  const { owner, cliSessionId, spawn, cwd, applied, writing, state, epoch } = entry;
   if (
     typeof owner === "string" && typeof cliSessionId === "string" &&
     isCliSessionId(cliSessionId) &&
     typeof spawn === "object" && spawn !== null && !Array.isArray(spawn) &&
     (cwd === undefined || typeof cwd === "string") &&
     Number.isSafeInteger(applied) && (applied as number) >= 0 &&
+    (writing === undefined || Number.isSafeInteger(writing) && (writing as number) >= 0) &&
     Number.isSafeInteger(epoch) && (epoch as number) >= 0 &&
     (state === "live" || state === "hibernated" || state === "closed")
   ) {
@@ -135,6 +164,9 @@ function recordOf(entry: Record<string, unknown>): RelayRecord | undefined {
       spawn: spawn as SpawnRequest,
       ...(cwd === undefined ? {} : { cwd }),
       applied: applied as number,
+      ...(writing === undefined || (writing as number) <= (applied as number)
+        ? {}
+        : { writing: writing as number }),
       state,
       epoch: epoch as number,
     };
@@ -160,7 +192,8 @@ export class RecordWriter {
   #version = 0;
   #stored = -1;
   #running: Promise<void> | undefined;
-  #waiters: { version: number; resolve: () => void }[] = [];
+  /** Who waits for a version; `failFast` ones hear of the first append that fails, too. */
+  #waiters: { version: number; resolve: (stored: boolean) => void; failFast: boolean }[] = [];
   #closed = false;
   readonly #stop = new AbortController();
   #retryDelay = 100;
@@ -189,7 +222,7 @@ export class RecordWriter {
    *
    * @param change The fields that change.
    */
-  update(change: Partial<Pick<RelayRecord, "applied" | "state" | "epoch">>): void {
+  update(change: Partial<Pick<RelayRecord, "applied" | "writing" | "state" | "epoch">>): void {
     if (this.#closed) return;
     const record = this.#record;
     if (Object.entries(change).every(([k, v]) => record[k as keyof RelayRecord] === v)) return;
@@ -203,12 +236,46 @@ export class RecordWriter {
    * (a failing store: the writer goes on retrying). Never rejects.
    */
   async saved(): Promise<void> {
+    await this.#wait(false);
+  }
+
+  /**
+   * Whether the store took the snapshot of now: true once it holds it; false
+   * at the first append that fails meanwhile, or after `waitMs` (the writer
+   * goes on retrying). Never rejects.
+   */
+  stored(): Promise<boolean> {
+    return this.#wait(true);
+  }
+
+  async #wait(failFast: boolean): Promise<boolean> {
     const version = this.#version;
-    if (this.#stored >= version) return;
-    const { promise, resolve } = Promise.withResolvers<void>();
-    this.#waiters.push({ version, resolve });
+    if (this.#stored >= version) return true;
+    const { promise, resolve } = Promise.withResolvers<boolean>();
+    this.#waiters.push({ version, resolve, failFast });
     using limit = deadline(this.#settings.waitMs);
-    await abortable(promise, limit.signal).catch(() => {});
+    return await abortable(promise, limit.signal).catch(() => false);
+  }
+
+  /**
+   * The highest input that the relays which ran the conversation after this
+   * one's epoch and below `below` wrote, or may have, to their CLIs (-1:
+   * none), as their records say (loaded within `appendTimeoutMs`).
+   *
+   * @param below The epoch this relay takes the conversation back at.
+   * @throws {Error} When the store did not load the record within the bound.
+   */
+  async writtenSince(below: number): Promise<number> {
+    using limit = deadline(this.#settings.appendTimeoutMs);
+    const entries = await abortable(this.#store.load(this.#key), limit.signal);
+    let highest = -1;
+    for (const entry of entries ?? []) {
+      const record = recordOf(entry as Record<string, unknown>);
+      if (record !== undefined && record.epoch > this.#record.epoch && record.epoch < below) {
+        highest = Math.max(highest, lastWritten(record));
+      }
+    }
+    return highest;
   }
 
   /**
@@ -242,17 +309,20 @@ export class RecordWriter {
         this.#retryDelay = 100;
         this.#settle();
       } catch {
+        this.#settle(true);
         await sleep(this.#retryDelay, { signal: this.#stop.signal }).catch(() => {});
         this.#retryDelay = Math.min(5000, this.#retryDelay * 2);
       }
     }
   }
 
-  #settle(): void {
+  /* Resolves the waiters the store now holds the version of (and, after a failure, the fast ones). */
+  #settle(failed = false): void {
     const waiting = this.#waiters;
     this.#waiters = [];
     for (const waiter of waiting) {
-      if (waiter.version <= this.#stored) waiter.resolve();
+      if (waiter.version <= this.#stored) waiter.resolve(true);
+      else if (failed && waiter.failFast) waiter.resolve(false);
       else this.#waiters.push(waiter);
     }
   }

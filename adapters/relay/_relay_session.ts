@@ -78,14 +78,17 @@ export class RelaySession {
     }
     this.#run = this.#pump();
     // Another relay resumed the conversation in a CLI of its own: this one's is stale.
-    settings.store?.fenced.then(() => {
-      if (this.forgotten) return;
-      settings.trace.fenced();
-      const peer = this.#peer;
-      void this.forget("keep");
-      // A client still here resumes again: the store says where the conversation stands.
-      peer?.end(CLOSE.goingAway, "Another relay resumed the conversation; resume it again");
-    });
+    settings.store?.fenced.then(() => this.#fencedOff());
+  }
+
+  /* Another relay runs the conversation now: this session ends, kept in the store as it is. */
+  #fencedOff(): void {
+    if (this.forgotten) return;
+    this.#settings.trace.fenced();
+    const peer = this.#peer;
+    void this.forget("keep");
+    // A client still here resumes again: the store says where the conversation stands.
+    peer?.end(CLOSE.goingAway, "Another relay resumed the conversation; resume it again");
   }
 
   /** The CLI's process id, if known. */
@@ -159,10 +162,15 @@ export class RelaySession {
   /**
    * Before a connection resumes the session: takes its conversation back if
    * another relay sharing the store raised the fence meanwhile (see
-   * `StoreLink.retake`). Never rejects.
+   * `StoreLink.retake`); when it cannot (a relay in between ran turns this
+   * CLI never had), the session ends at once and `forgotten` is true after.
+   * Never rejects.
    */
-  retake(): Promise<void> {
-    return this.#settings.store?.retake() ?? Promise.resolve();
+  async retake(): Promise<void> {
+    const store = this.#settings.store;
+    if (store === undefined) return;
+    await store.retake();
+    if (store.fencedOff) this.#fencedOff();
   }
 
   /**
@@ -214,7 +222,7 @@ export class RelaySession {
     this.#received = seq;
     const store = this.#settings.store;
     this.#writing = this.#writing.then(async () => {
-      if (store !== undefined && !(await store.admitsInput())) {
+      if (store !== undefined && !(await store.admitsInput(seq))) {
         // Another relay runs the conversation now: this session ends, the line unwritten and
         // unacknowledged (the client sends it again where it resumes).
         this.#pendingBytes -= bytes;

@@ -90,12 +90,14 @@ export interface Wake {
   /** What the new session continues. */
   readonly restore: Restore;
   /**
-   * For a resume from the store: the last input written to a CLI as the
-   * record says now, read again once the conversation is taken over (the
-   * old relay's last snapshot may have landed meanwhile); undefined when the
-   * store does not answer.
+   * For a resume from the store, once the conversation is taken over at
+   * `epoch`: the last input the relays before wrote to their CLIs, as their
+   * record says now (the old relay's last snapshots may have landed
+   * meanwhile), a write still in flight waited for (see
+   * `_store_wake.ts`); undefined when the record is another conversation's.
+   * Rejects with a `busy` `Refusal` when the store does not load it.
    */
-  readonly applied?: () => Promise<number | undefined>;
+  readonly written?: (epoch: number) => Promise<number | undefined>;
   /** Set for a resume from the store: how re-sent lines the old CLI had are told. */
   readonly resent?: Resent;
 }

@@ -87,11 +87,27 @@ export class StoreLink {
   /**
    * Before a client resumes the session here: takes the conversation back
    * when another relay raised its fence meanwhile (`Fence.retake`), the
-   * record following at the new epoch. Never rejects.
+   * record following at the new epoch; unless a relay in between wrote
+   * input to its CLI that this one's never had (read after the fence is
+   * raised, so a line in flight there shows): this CLI's history is behind,
+   * so this relay stands down (`fenced` settles) and the client resumes
+   * from the store. Never rejects.
    */
   async retake(): Promise<void> {
-    const epoch = await this.#fence?.retake();
-    if (epoch !== undefined) this.#record?.update({ epoch });
+    const fence = this.#fence;
+    const epoch = await fence?.retake();
+    if (fence === undefined || epoch === undefined) return;
+    const record = this.#record;
+    const behind = record === undefined || await record.writtenSince(epoch).then(
+      (written) => written > record.record.applied,
+      () => true, // unknown: the store's record decides, on the next resume
+    );
+    if (behind) {
+      fence.standDown();
+      this.#fenced.resolve();
+      return;
+    }
+    record?.update({ epoch });
   }
 
   /**
@@ -109,18 +125,37 @@ export class StoreLink {
    * this relay's. A relay stalled (SIGSTOP, a long pause) while another
    * resumed the conversation reads the lines its client sent before it
    * left only after that takeover; written, the old CLI would run a turn the
-   * new one runs too. Once fenced, the session ends (`fenced`). A store
-   * that does not answer admits the line: no other relay can take over
-   * without it either. Never rejects.
+   * new one runs too. Once fenced, the session ends (`fenced`). Never rejects.
+   *
+   * The order the store witnesses: the record says the line may be written
+   * (`writing`) before the fence is checked, and a relay taking over raises
+   * the fence before it reads the record. So a line written here is one the
+   * other relay sees as in flight (it waits until this relay's record says
+   * written, or not: `_store_wake.ts`), however slow the store or this
+   * process. A store that does not answer admits the line: no other relay
+   * can take over without it either.
+   *
+   * @param seq The line's input sequence number.
    */
-  async admitsInput(): Promise<boolean> {
+  async admitsInput(seq: number): Promise<boolean> {
     const fence = this.#fence;
     if (fence === undefined) return true;
+    const record = this.#record;
+    if (fence.fenced) {
+      this.#fenced.resolve();
+      return false;
+    }
+    if (record !== undefined) {
+      record.update({ writing: seq });
+      if (!(await record.stored())) return true;
+    }
     try {
       if (await fence.admits()) return true;
     } catch {
       return true;
     }
+    // Not written: a relay waiting on the line learns so (then its own CLI runs it).
+    record?.update({ writing: record.record.applied });
     this.#fenced.resolve();
     return false;
   }

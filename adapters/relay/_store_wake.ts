@@ -10,13 +10,13 @@
  */
 
 import { messageOf } from "../../src/_values.ts";
-import { abortable, deadline } from "../../src/_deadline.ts";
-import type { SessionStore } from "../../src/store/session_store.ts";
+import { abortable, deadline, sleep } from "../../src/_deadline.ts";
+import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
 import { projectKeyOf } from "../../src/store/project_key.ts";
 import type { SubprocessOptions } from "../subprocess/mod.ts";
 import { type Credential, ownedBy } from "./_access.ts";
 import { Refusal } from "./_policy.ts";
-import { lastRecord, recordKey, sha256 } from "./_relay_record.ts";
+import { lastRecord, lastWritten, recordKey, sha256 } from "./_relay_record.ts";
 import type { Wake } from "./_relay_session_types.ts";
 import { wakeOptions, workspaceFolder } from "./_wake_options.ts";
 
@@ -60,18 +60,7 @@ export async function wakeFromStore(
   const { sessionStore: store, storeTimeoutMs: loadTimeoutMs } = settings;
   if (store === undefined) return undefined;
   const [key, owner] = await Promise.all([recordKey(token), sha256(credential.owner)]);
-  let entries;
-  try {
-    using limit = deadline(loadTimeoutMs);
-    entries = await abortable(store.load(key), limit.signal);
-  } catch (error) {
-    throw new Refusal(
-      "busy",
-      `Cannot resume the session: the session store did not load its record within ` +
-        `${loadTimeoutMs} ms (${messageOf(error)}); try again later`,
-    );
-  }
-  const record = lastRecord(entries);
+  const record = lastRecord(await loadRecord(store, key, loadTimeoutMs));
   if (!ownedBy(record?.owner, owner) || record === undefined || record.state === "closed") {
     return undefined;
   }
@@ -98,15 +87,7 @@ export async function wakeFromStore(
     cwd: workspaceFolder(options, settings.workspace),
     epoch,
     restore: { id: token, outSeq: after, keptAfter: after, applied: record.applied, tail: [] },
-    async applied() {
-      try {
-        using limit = deadline(loadTimeoutMs);
-        const again = lastRecord(await abortable(store.load(key), limit.signal));
-        return again?.cliSessionId === cliSessionId ? again.applied : undefined;
-      } catch {
-        return undefined;
-      }
-    },
+    written: (epoch) => writtenBefore(store, key, cliSessionId, epoch, loadTimeoutMs),
     resent: {
       store,
       transcript: {
@@ -116,4 +97,53 @@ export async function wakeFromStore(
       loadTimeoutMs,
     },
   };
+}
+
+/** How often a takeover reads the record again while the old relay's write is in flight. */
+const IN_FLIGHT_POLL_MS = 50;
+
+/**
+ * The last input the relays that ran a conversation before `epoch` wrote
+ * to their CLIs. Read after the takeover raised the fence: an old relay
+ * saves `writing` before it checks the fence, then writes the line (its
+ * check passed) or does not (it saw the fence) and saves that, so a write
+ * in flight shows, and is waited for until it settles. Past the bound (the
+ * old relay stalls or died in between) it counts as written: its turn
+ * gives no result, and no CLI runs it twice.
+ *
+ * @returns The input number, or undefined when the record is of another CLI session.
+ * @throws {Refusal} `busy` when the store does not load the record within the bound.
+ */
+async function writtenBefore(
+  store: SessionStore,
+  key: SessionKey,
+  cliSessionId: string,
+  epoch: number,
+  timeoutMs: number,
+): Promise<number | undefined> {
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const record = lastRecord(await loadRecord(store, key, timeoutMs), epoch);
+    if (record?.cliSessionId !== cliSessionId) return undefined;
+    if (record.writing === undefined || performance.now() >= until) return lastWritten(record);
+    await sleep(IN_FLIGHT_POLL_MS);
+  }
+}
+
+/* A record's entries, loaded within the bound; a store that does not give them: busy. */
+async function loadRecord(
+  store: SessionStore,
+  key: SessionKey,
+  timeoutMs: number,
+): Promise<SessionStoreEntry[] | null> {
+  try {
+    using limit = deadline(timeoutMs);
+    return await abortable(store.load(key), limit.signal);
+  } catch (error) {
+    throw new Refusal(
+      "busy",
+      `Cannot resume the session: the session store did not load its record within ` +
+        `${timeoutMs} ms (${messageOf(error)}); try again later`,
+    );
+  }
 }

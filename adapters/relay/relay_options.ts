@@ -304,9 +304,11 @@ export interface RelayOptions {
    *   of its session token as session id (never the token itself): the SHA-256
    *   of its owner, the CLI's session id, the spawn request, the folder it
    *   runs in and the last input line written to the CLI. It is appended at
-   *   the start, after each input line was written and before its
-   *   acknowledgement (so every acknowledged line is recorded), at
-   *   hibernation and at the end.
+   *   the start, before each input line is written (the line may reach the
+   *   CLI from then on: a relay taking the conversation over waits for that
+   *   write to settle, so no turn runs on two CLIs), after it was written and
+   *   before its acknowledgement (so every acknowledged line is recorded),
+   *   at hibernation and at the end.
    * - The owner of every conversation a relay names (the CLI's session id)
    *   is kept there too, under the same project key and the SHA-256 of
    *   `conversation:<CLI session id>`: `spawn.resume` of that id works on

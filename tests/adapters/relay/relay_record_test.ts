@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import {
   lastRecord,
+  lastWritten,
   RECORD_TYPE,
   recordKey,
   RecordWriter,
@@ -11,6 +12,8 @@ import {
 } from "../../../adapters/relay/_relay_record.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
 import type { SessionKey, SessionStoreEntry } from "../../../src/store/session_store.ts";
+import { StoreLink } from "../../../adapters/relay/_relay_store.ts";
+import { Fence, fenceKey, raiseFence } from "../../../adapters/relay/_fence.ts";
 
 const BASE: RelayRecord = {
   owner: "o",
@@ -48,6 +51,32 @@ Deno.test({
     // The folder it ran in, when the record has one (records of older relays lack it).
     assert.equal(lastRecord([entry({ cwd: "alice/a" })])?.cwd, "alice/a");
     assert.equal("cwd" in lastRecord([entry({})])!, false);
+  },
+});
+
+Deno.test({
+  name:
+    "lastRecord(entries, below) takes the relays before a takeover; writing shows a write in flight",
+  permissions: "none",
+  fn() {
+    const entries = [
+      entry({ epoch: 0, applied: 3 }),
+      entry({ epoch: 0, applied: 3, writing: 4 }),
+      entry({ epoch: 1, applied: 3 }),
+    ];
+    assert.equal(lastRecord(entries)?.epoch, 1);
+    const before = lastRecord(entries, 1)!;
+    assert.equal(before.epoch, 0);
+    assert.equal(before.writing, 4, "line 4 may have reached the old CLI");
+    assert.equal(lastWritten(before), 4);
+    assert.equal(lastRecord(entries, 0), undefined);
+    // Written, or not (back to applied): no write in flight.
+    assert.equal("writing" in lastRecord([entry({ applied: 4, writing: 4 })])!, false);
+    assert.equal(lastWritten(lastRecord([entry({ applied: 3, writing: 3 })])!), 3);
+    // A malformed `writing` voids the entry, as any malformed field does.
+    const malformed = [entry({ applied: 1 }), entry({ applied: 2, writing: -1 })];
+    assert.equal(lastRecord(malformed)?.applied, 1);
+    assert.equal(lastRecord([entry({ applied: 1 }), entry({ writing: "2" as never })])?.applied, 1);
   },
 });
 
@@ -110,4 +139,81 @@ Deno.test("RecordWriter.close() stops retrying a store that stays down", async (
   const calls = store.calls;
   await new Promise((resolve) => setTimeout(resolve, 400));
   assert.equal(store.calls, calls, "no retry timer left (the leak sanitizer checks too)");
+});
+
+Deno.test("RecordWriter.stored() answers at the first failed append, not after the bound", async () => {
+  const store = new DownStore();
+  const key = await recordKey("t");
+  const writer = new RecordWriter(store, key, BASE, { appendTimeoutMs: 1000, waitMs: 5_000 });
+  assert.equal(await writer.stored(), true, "the first snapshot landed");
+  store.down = true;
+  writer.update({ applied: 0, writing: 1 });
+  const started = Date.now();
+  assert.equal(await writer.stored(), false);
+  assert.ok(Date.now() - started < 1_000, `told in ${Date.now() - started} ms`);
+  store.down = false;
+  await writer.saved(); // the retry lands
+  assert.equal(lastRecord(await store.load(key))?.writing, 1);
+  await writer.close();
+});
+
+Deno.test("RecordWriter.writtenSince() reads what the relays of later epochs wrote", async () => {
+  const store = new InMemorySessionStore();
+  const key = await recordKey("t");
+  const writer = new RecordWriter(store, key, { ...BASE, applied: 2 }, {
+    appendTimeoutMs: 1000,
+    waitMs: 1000,
+  });
+  await writer.saved();
+  assert.equal(await writer.writtenSince(5), -1, "nobody else");
+  await store.append(key, [entry({ epoch: 1, applied: 2 })]);
+  assert.equal(await writer.writtenSince(5), 2, "another relay, nothing new");
+  await store.append(key, [entry({ epoch: 1, applied: 2, writing: 3 })]);
+  assert.equal(await writer.writtenSince(5), 3, "a line in flight there");
+  assert.equal(await writer.writtenSince(1), -1, "epochs from `below` on are not before it");
+  await writer.close();
+});
+
+/** A store that logs its calls on the relay's keys, in order. */
+class LoggingStore extends InMemorySessionStore {
+  readonly log: string[] = [];
+  fenceId = "";
+  override append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+    for (const e of entries) {
+      if (e.type === RECORD_TYPE) this.log.push(`record applied=${e.applied} writing=${e.writing}`);
+    }
+    return super.append(key, entries);
+  }
+  override load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    if (key.sessionId === this.fenceId) this.log.push("fence load");
+    return super.load(key);
+  }
+}
+
+Deno.test("StoreLink.admitsInput() saves the write in flight before it checks the fence", async () => {
+  const store = new LoggingStore();
+  const cli = BASE.cliSessionId;
+  store.fenceId = (await fenceKey(cli)).sessionId;
+  const settings = { appendTimeoutMs: 1000, waitMs: 1000 };
+  const record = new RecordWriter(store, await recordKey("t"), BASE, settings);
+  await record.saved();
+  const link = new StoreLink({ record, fence: new Fence(store, cli, 0, 1000) });
+  store.log.length = 0;
+  assert.equal(await link.admitsInput(1), true);
+  assert.deepEqual(store.log, ["record applied=0 writing=1", "fence load"], "the order");
+  await link.applied(1);
+  await raiseFence(store, cli, 1, 1000); // another relay took the conversation over
+  store.log.length = 0;
+  assert.equal(await link.admitsInput(2), false);
+  await record.saved();
+  assert.deepEqual(store.log, [
+    "record applied=1 writing=2",
+    "fence load",
+    "record applied=1 writing=1", // not written: the relay that took over learns so
+  ]);
+  assert.equal(link.fencedOff, true);
+  store.log.length = 0;
+  assert.equal(await link.admitsInput(3), false, "fenced for good");
+  assert.deepEqual(store.log, [], "without another store call");
+  await link.closeRecord();
 });

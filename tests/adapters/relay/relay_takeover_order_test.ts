@@ -1,0 +1,195 @@
+/**
+ * Found by the fleet soak (1 short run in 20, and 4 results of one
+ * conversation delivered twice in another): the order of a takeover
+ * against the relay that ran the conversation before.
+ *
+ * - A relay wrote a line to its CLI, and its record of it landed only after
+ *   another relay had taken the conversation over (PostgreSQL busy under
+ *   three relays): the new relay wrote the line again, and two CLIs ran the
+ *   turn. A relay now records that a line may be written before it checks
+ *   the fence, and one taking over waits for that write to settle.
+ * - A client came back to a relay still holding its session after another
+ *   relay ran turns of it: the first relay took the conversation back with
+ *   a CLI behind. It now stands down instead, and the client resumes from
+ *   the store.
+ */
+
+import assert from "node:assert/strict";
+import { DuplexSession } from "../../../mod.ts";
+import { remote } from "../../../adapters/remote/mod.ts";
+import { RELAY_SESSIONS_PROJECT_KEY } from "../../../adapters/relay/mod.ts";
+import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
+import type {
+  SessionKey,
+  SessionStore,
+  SessionStoreEntry,
+} from "../../../src/store/session_store.ts";
+import { makeTestDir } from "../subprocess/_helpers.ts";
+import { TOKEN } from "./_client.ts";
+import { standInRelay } from "./_stand_in_relay.ts";
+import { cutProxy, journalOf } from "./_cut_proxy.ts";
+
+const PROJECT = "order";
+
+/**
+ * One relay's way to a shared store, whose appends can be held back: while
+ * holding, transcript appends and record snapshots that count input
+ * `from` or later as written wait, to land in that order at `release()`.
+ */
+class HeldView implements SessionStore {
+  readonly #store: SessionStore;
+  #from: number | undefined;
+  readonly #transcripts: (() => void)[] = [];
+  readonly #records: (() => void)[] = [];
+  constructor(store: SessionStore) {
+    this.#store = store;
+  }
+  hold(from: number): void {
+    this.#from = from;
+  }
+  async release(): Promise<void> {
+    this.#from = undefined;
+    for (const go of this.#transcripts.splice(0)) go();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const go of this.#records.splice(0)) go();
+  }
+  append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+    const from = this.#from;
+    const held = from === undefined
+      ? undefined
+      : key.projectKey !== RELAY_SESSIONS_PROJECT_KEY
+      ? this.#transcripts
+      : entries.some((entry) => typeof entry.applied === "number" && entry.applied >= from)
+      ? this.#records
+      : undefined;
+    if (held === undefined) return this.#store.append(key, entries);
+    return new Promise<void>((resolve) => held.push(resolve))
+      .then(() => this.#store.append(key, entries));
+  }
+  load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    return this.#store.load(key);
+  }
+}
+
+/** Two relays (a through `viewOfA`), a proxy to a, the stand-in's journal; `fn` runs with them. */
+async function withRelays(
+  viewOfA: (store: SessionStore) => SessionStore,
+  fn: (
+    parts: {
+      session: DuplexSession;
+      link: ReturnType<typeof cutProxy>;
+      ports: { a: number; b: number };
+      journal: string;
+      store: SessionStore;
+    },
+  ) => Promise<void>,
+): Promise<void> {
+  const root = await makeTestDir();
+  const store = new InMemorySessionStore();
+  const journal = `${root}/journal`;
+  await Deno.mkdir(journal);
+  const relay = (name: string, through: SessionStore) =>
+    standInRelay(root, name, through, {
+      projectKey: PROJECT,
+      env: { SOAK_JOURNAL: journal },
+      relay: { storeTimeoutMs: 3_000, graceMs: 20_000, policy: { allowResume: true } },
+    });
+  const a = relay("a", viewOfA(store));
+  const b = relay("b", store);
+  const link = cutProxy(a.port);
+  try {
+    await using session = await DuplexSession.start({
+      transport: remote({
+        url: link.url,
+        token: TOKEN,
+        reconnect: { attempts: 40, initialDelayMs: 50, maxDelayMs: 200 },
+      }),
+    });
+    await fn({ session, link, ports: { a: a.port, b: b.port }, journal, store });
+  } finally {
+    await link.close();
+    await a.close();
+    await b.close();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+}
+
+/* Waits (bounded) until `check` holds. */
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > 10_000) throw new Error(`never: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/* How many processes wrote each uuid (each process's own entries, not what it loaded). */
+async function writers(journal: string, sessionId: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for await (const file of Deno.readDir(`${journal}/${sessionId}`)) {
+    const lines = (await Deno.readTextFile(`${journal}/${sessionId}/${file.name}`)).trim()
+      .split("\n").slice(1).map((line) => JSON.parse(line) as { uuid: string });
+    for (const { uuid } of lines) counts.set(uuid, (counts.get(uuid) ?? 0) + 1);
+  }
+  return counts;
+}
+
+Deno.test("relay: a line the old relay wrote, recorded late, is not written again by the relay taking over", async () => {
+  let view: HeldView | undefined;
+  await withRelays((store) => view = new HeldView(store), async (parts) => {
+    const { session, link, ports, journal, store } = parts;
+    const first = await session.send("first", { timeoutMs: 10_000 });
+    const sessionId = first.result.sessionId!;
+    view!.hold(2);
+    try {
+      // A writes the line to its CLI, which takes it; A's record of it and its transcript wait.
+      const second = session.send("second", { timeoutMs: 4_000 }).catch((error) => error);
+      await until("a's CLI took the second line", async () => {
+        const processes = await journalOf(journal, sessionId);
+        return processes.length === 1 && processes[0]!.length >= 3;
+      });
+      link.point(ports.b); // the balancer's choice changed: b takes the conversation over
+      link.cut();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await view!.release(); // a's appends land, after b's fence and its settle
+      const lost = await second;
+      assert.ok(lost instanceof Error, "the second turn's result was a's, and went with it");
+    } finally {
+      await view!.release();
+    }
+    const third = await session.send("third", { timeoutMs: 10_000 });
+    assert.equal(third.result.isError, false, "the conversation went on through b");
+    assert.equal(third.result.sessionId, sessionId);
+    const processes = await journalOf(journal, sessionId);
+    assert.equal(processes.length, 2, "b resumed the conversation in a CLI of its own");
+    const twice = [...(await writers(journal, sessionId))].filter(([, n]) => n > 1);
+    assert.deepEqual(twice, [], "no entry written by two CLIs (no turn run twice)");
+    const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? [])
+      .map((entry) => entry.uuid);
+    assert.deepEqual(stored, processes.at(-1), "the store holds what b's CLI holds");
+  });
+});
+
+Deno.test("relay: a relay whose client comes back after another relay ran its turns stands down", async () => {
+  await withRelays((store) => store, async ({ session, link, ports, journal, store }) => {
+    const first = await session.send("first", { timeoutMs: 10_000 });
+    const sessionId = first.result.sessionId!;
+    link.point(ports.b);
+    link.cut(); // b resumes it from the store; a keeps its CLI in the grace
+    const second = await session.send("second", { timeoutMs: 10_000 });
+    assert.equal(second.result.isError, false, "b ran the second turn");
+    link.point(ports.a);
+    link.cut(); // back to a, whose CLI never had the second turn
+    const third = await session.send("third", { timeoutMs: 10_000 });
+    assert.equal(third.result.isError, false, "the conversation went on through a");
+    assert.equal(third.result.sessionId, sessionId);
+    assert.match(third.result.text, /turn 3 of/, "a CLI that had the second turn");
+    const processes = await journalOf(journal, sessionId);
+    assert.equal(processes.length, 3, "a resumed it from the store in a new CLI");
+    const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? [])
+      .map((entry) => entry.uuid);
+    assert.deepEqual(stored, processes.at(-1), "the store holds what the last CLI holds");
+    await session.close();
+    assert.equal(session.exitStatus.state, "completed");
+  });
+});
