@@ -169,6 +169,18 @@ export class Fence {
   }
 
   /**
+   * Whether no fence stands above this relay's epoch, checked once (for a
+   * write whose order the store witnesses otherwise: an input line, see
+   * `StoreLink.admitsInput`; a slow check needs no second one).
+   *
+   * @throws {Error} When the store did not answer within the bound.
+   */
+  async admitsOnce(): Promise<boolean> {
+    if (!this.#fenced && await this.#highest() > this.#epoch) this.#fenced = true;
+    return !this.#fenced;
+  }
+
+  /**
    * Takes the conversation back: its client came back to this relay, which
    * still runs its CLI, after another relay raised the fence (a resume there
    * that its client then left, before writing anything). Raises the fence

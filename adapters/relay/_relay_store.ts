@@ -150,7 +150,7 @@ export class StoreLink {
       if (!(await record.stored())) return true;
     }
     try {
-      if (await fence.admits()) return true;
+      if (await fence.admitsOnce()) return true;
     } catch {
       return true;
     }

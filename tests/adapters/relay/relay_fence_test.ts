@@ -84,8 +84,15 @@ Deno.test("a fence check slower than half the settle time is made again, up to t
     "a loaded machine, not a stall",
   );
   assert.equal(slowLoads, 3);
+  // An input line's check (whose order the record witnesses) is made once, however slow.
+  slowLoads = 0;
+  assert.equal(await new Fence(always, ID, 0, 1_000).admitsOnce(), true);
+  assert.equal(slowLoads, 1);
   await raiseFence(store, ID, 1, 1_000);
   assert.equal(await new Fence(always, ID, 0, 1_000).admits(), false, "slow, and still fenced");
+  const once = new Fence(always, ID, 0, 1_000);
+  assert.equal(await once.admitsOnce(), false);
+  assert.equal(once.fenced, true, "and stays so");
 });
 
 Deno.test("the mirror's appends stop at the fence, told once per refused append", async () => {
