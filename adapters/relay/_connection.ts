@@ -6,7 +6,7 @@
  */
 
 import { messageOf } from "../../src/_values.ts";
-import { type Deadline, deadline } from "../../src/_deadline.ts";
+import { abortable, type Deadline, deadline } from "../../src/_deadline.ts";
 import { heartbeat } from "../../src/wire/_heartbeat.ts";
 import type { ClientMessage, RelayMessage } from "../../src/wire/wire.ts";
 import { parseClientFrame } from "../../src/wire/wire_parse.ts";
@@ -67,6 +67,8 @@ export class RelayConnection implements Peer {
   #sentSinceRefusal = 0;
   /** Aborted when the connection is done: stops the heartbeat. */
   readonly #done = new AbortController();
+  /** Settles at the next pong (one shared wait, whoever asks). */
+  #pong: PromiseWithResolvers<void> | undefined;
   readonly #trace: ConnectionTrace;
 
   /**
@@ -138,6 +140,25 @@ export class RelayConnection implements Peer {
     } catch {
       // As above.
     }
+  }
+
+  /**
+   * Whether the client is still at the other end of this connection now: a
+   * ping it answers within the bound (a client that left, or a connection
+   * the relay read late after a stall, answers nothing).
+   *
+   * @param timeoutMs The bound.
+   * @returns True when its pong came; false when the bound passed or the connection ended.
+   */
+  async answers(timeoutMs: number): Promise<boolean> {
+    if (this.#state !== "open") return false;
+    const pong = this.#pong ??= Promise.withResolvers<void>();
+    this.send({ t: "ping", at: Date.now() });
+    using limit = deadline(timeoutMs, { signal: this.#done.signal });
+    return await abortable(pong.promise, limit.signal).then(
+      () => this.#state === "open",
+      () => false,
+    );
   }
 
   /**
@@ -324,6 +345,8 @@ export class RelayConnection implements Peer {
         this.send({ t: "pong", at: message.at });
         return;
       case "pong":
+        this.#pong?.resolve();
+        this.#pong = undefined;
         return;
       case "hello":
         this.#protocolError("A connection sends one hello");

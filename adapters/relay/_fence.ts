@@ -184,24 +184,25 @@ export class Fence {
    * Takes the conversation back: its client came back to this relay, which
    * still runs its CLI, after another relay raised the fence (a resume there
    * that its client then left, before writing anything). Raises the fence
-   * one above the highest and runs at that epoch from now on.
+   * one above the highest and runs at that epoch from now on. A store that
+   * does not answer is asked again, within the bound.
    *
-   * @returns The new epoch; undefined when no higher fence stood, when this
-   *   relay's appends were refused already (its session ends), or when the
-   *   store did not answer (then the fence decides at the next append).
+   * @returns The new epoch; undefined when no higher fence stood, or when
+   *   this relay's appends were refused already (its session ends).
+   * @throws {Error} When the store did not answer within the bound, or did
+   *   not take the raise: whether another relay runs the conversation is not
+   *   known, so this one should stand down (a relay that resumed it while
+   *   this one was stalled, its store going down after, must not find its
+   *   client's turns answered here again).
    */
   async retake(): Promise<number | undefined> {
     if (this.#fenced) return undefined;
-    try {
-      const highest = await this.#highest();
-      if (highest <= this.#epoch || this.#fenced) return undefined;
-      await raiseFence(this.#store, this.#cliSessionId, highest + 1, this.#timeoutMs);
-      if (this.#fenced) return undefined;
-      this.#epoch = highest + 1;
-      return this.#epoch;
-    } catch {
-      return undefined;
-    }
+    const highest = await this.#highestWithin(this.#timeoutMs);
+    if (highest <= this.#epoch || this.#fenced) return undefined;
+    await raiseFence(this.#store, this.#cliSessionId, highest + 1, this.#timeoutMs);
+    if (this.#fenced) return undefined;
+    this.#epoch = highest + 1;
+    return this.#epoch;
   }
 
   /** Takes this relay off the conversation for good, as a higher fence does. */
@@ -210,9 +211,22 @@ export class Fence {
   }
 
   /* The fence's highest epoch now (-1: none), its key hashed once. */
-  async #highest(): Promise<number> {
+  async #highest(timeoutMs = this.#timeoutMs): Promise<number> {
     this.#key ??= fenceKey(this.#cliSessionId);
-    return await highestFence(this.#store, this.#cliSessionId, this.#timeoutMs, await this.#key);
+    return await highestFence(this.#store, this.#cliSessionId, timeoutMs, await this.#key);
+  }
+
+  /* `#highest()`, asked again while the store fails, for `timeoutMs` in all. */
+  async #highestWithin(timeoutMs: number): Promise<number> {
+    const end = performance.now() + timeoutMs;
+    for (let pause = 50;; pause = Math.min(pause * 2, 500)) {
+      try {
+        return await this.#highest(Math.max(1, end - performance.now()));
+      } catch (error) {
+        if (performance.now() + pause >= end) throw error;
+        await sleep(pause);
+      }
+    }
   }
 }
 

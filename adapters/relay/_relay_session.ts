@@ -221,8 +221,12 @@ export class RelaySession {
     this.#pendingBytes += bytes;
     this.#received = seq;
     const store = this.#settings.store;
+    const from = this.#peer;
+    const live = async (timeoutMs: number) =>
+      from !== undefined && this.#peer === from && await from.answers(timeoutMs) &&
+      this.#peer === from;
     this.#writing = this.#writing.then(async () => {
-      if (store !== undefined && !(await store.admitsInput(seq))) {
+      if (store !== undefined && !(await store.admitsInput(seq, live))) {
         // Another relay runs the conversation now: this session ends, the line unwritten and
         // unacknowledged (the client sends it again where it resumes).
         this.#pendingBytes -= bytes;
@@ -308,6 +312,7 @@ export class RelaySession {
 
   /* Closes the CLI, waits for the pumps, the writes and the record; drops the buffer. */
   async #retire(leave: RecordState | "keep"): Promise<void> {
+    this.#settings.store?.stopInput();
     await this.#transport.close().catch(() => {});
     await this.#run;
     await this.#writing;

@@ -53,6 +53,8 @@ export interface Peer {
   sendBinary(frame: Uint8Array<ArrayBuffer>): void;
   /** Closes the socket; the connection detaches itself. */
   end(code: number, reason: string): void;
+  /** Whether the client answers a ping within `timeoutMs` (it is still at this end). */
+  answers(timeoutMs: number): Promise<boolean>;
 }
 
 /** What a session continues: its token, sequence numbers and kept output. */

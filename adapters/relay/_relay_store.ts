@@ -8,7 +8,7 @@
  * @module
  */
 
-import { abortable, deadline } from "../../src/_deadline.ts";
+import { abortable, deadline, sleep } from "../../src/_deadline.ts";
 import { TranscriptMirror } from "../../src/session/_mirror.ts";
 import type { MirrorEvent, MirrorTarget } from "../../src/store/mirror_target.ts";
 import type { SessionKey, SessionStore } from "../../src/store/session_store.ts";
@@ -17,6 +17,12 @@ import { recordKey, type RecordState, RecordWriter, sha256 } from "./_relay_reco
 import { Fence } from "./_fence.ts";
 import { AppendTracker } from "./_mirror_drain.ts";
 import { StdoutTap } from "./_stdout_tap.ts";
+
+/**
+ * How long a relay whose store does not answer waits for an input line's
+ * client to answer a ping before it counts the client gone.
+ */
+const LIVE_CHECK_MS = 1_000;
 
 /** How a store-resumed session tells re-sent lines the old CLI had from new ones. */
 export interface Resent {
@@ -57,6 +63,8 @@ export class StoreLink {
   #uuids: Promise<Set<string>> | undefined;
   /** Settles once the fence stood above this relay's epoch (another relay resumed it). */
   readonly #fenced = Promise.withResolvers<void>();
+  /** Aborted when the session ends: an input line stops waiting for the store. */
+  readonly #inputStop = new AbortController();
 
   /** @param parts The mirror target, the record, and the resume. */
   constructor(parts: StoreLinkParts) {
@@ -91,12 +99,19 @@ export class StoreLink {
    * input to its CLI that this one's never had (read after the fence is
    * raised, so a line in flight there shows): this CLI's history is behind,
    * so this relay stands down (`fenced` settles) and the client resumes
-   * from the store. Never rejects.
+   * from the store. A store that does not answer (within its bound) leaves
+   * it unknown, and this relay stands down too. Never rejects.
    */
   async retake(): Promise<void> {
     const fence = this.#fence;
-    const epoch = await fence?.retake();
-    if (fence === undefined || epoch === undefined) return;
+    if (fence === undefined) return;
+    const epoch = await fence.retake().catch(() => null);
+    if (epoch === undefined) return;
+    if (epoch === null) {
+      fence.standDown();
+      this.#fenced.resolve();
+      return;
+    }
     const record = this.#record;
     const behind = record === undefined || await record.writtenSince(epoch).then(
       (written) => written > record.record.applied,
@@ -132,32 +147,59 @@ export class StoreLink {
    * the fence before it reads the record. So a line written here is one the
    * other relay sees as in flight (it waits until this relay's record says
    * written, or not: `_store_wake.ts`), however slow the store or this
-   * process. A store that does not answer admits the line: no other relay
-   * can take over without it either.
+   * process.
+   *
+   * A store that does not answer admits the line only while the client that
+   * sent it still answers on its connection (`live`): then no other relay
+   * took the conversation over (it had to have the client, and the store),
+   * and turns go on through the outage. A line read late, its client gone,
+   * waits for the store (the writer's retries pace the asking) and then for
+   * the fence, until `stopInput()`.
    *
    * @param seq The line's input sequence number.
+   * @param live Whether the line's client answers on its connection within the bound.
    */
-  async admitsInput(seq: number): Promise<boolean> {
+  async admitsInput(seq: number, live: (timeoutMs: number) => Promise<boolean>): Promise<boolean> {
     const fence = this.#fence;
     if (fence === undefined) return true;
     const record = this.#record;
-    if (fence.fenced) {
-      this.#fenced.resolve();
-      return false;
+    const stop = this.#inputStop.signal;
+    for (let pause = 100;; pause = Math.min(pause * 2, 2_000)) {
+      if (fence.fenced) {
+        this.#fenced.resolve();
+        return false;
+      }
+      if (stop.aborted) return false;
+      let answered = true;
+      if (record !== undefined) {
+        record.update({ writing: seq });
+        answered = await abortable(record.stored(), stop).catch(() => false);
+      }
+      if (answered) {
+        try {
+          if (await fence.admitsOnce()) return true;
+          // Not written: a relay waiting on the line learns so (then its own CLI runs it).
+          record?.update({ writing: record.record.applied });
+          this.#fenced.resolve();
+          return false;
+        } catch {
+          // The store did not answer the check: as for the record.
+        }
+      }
+      if (stop.aborted) return false;
+      if (await live(LIVE_CHECK_MS)) return true;
+      // A record that failed paced the asking (its writer's retries); a fence check that did not
+      // answer is asked again after a pause.
+      if (answered) await sleep(pause, { signal: stop }).catch(() => {});
     }
-    if (record !== undefined) {
-      record.update({ writing: seq });
-      if (!(await record.stored())) return true;
-    }
-    try {
-      if (await fence.admitsOnce()) return true;
-    } catch {
-      return true;
-    }
-    // Not written: a relay waiting on the line learns so (then its own CLI runs it).
-    record?.update({ writing: record.record.applied });
-    this.#fenced.resolve();
-    return false;
+  }
+
+  /**
+   * Ends the wait of an input line for the store (`admitsInput`): the
+   * session ends. The line stays unwritten.
+   */
+  stopInput(): void {
+    this.#inputStop.abort();
   }
 
   /** Whether the fence stood above this relay's epoch: its output is no longer the conversation's. */

@@ -347,7 +347,9 @@ export interface RelayOptions {
    * append of one, of an input acknowledgement's wait for its record and of
    * a `result` line's wait for the mirror: with the store down or slow, the
    * acknowledgement or the result goes out after it (the line was written;
-   * the relay keeps retrying the record, the mirror catches up). Default: 5000.
+   * the relay keeps retrying the record, the mirror catches up). It also
+   * bounds a fence check, asked again within it when a client comes back
+   * (past it the relay stands down). Default: 5000.
    */
   readonly storeTimeoutMs?: number;
   /**

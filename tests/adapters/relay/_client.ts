@@ -173,6 +173,8 @@ export class TestClient {
   readonly received: Received[] = [];
   readonly opened: Promise<void>;
   readonly closed: Promise<CloseEvent>;
+  /** Whether it answers the relay's pings, as the protocol asks of a client (a test may stop it). */
+  answersPings = true;
   #waiters: (() => void)[] = [];
   #closeEvent: CloseEvent | undefined;
 
@@ -209,6 +211,9 @@ export class TestClient {
         const parsed = parseRelayMessage(event.data);
         if (!parsed.ok) throw new Error(`Bad message from relay: ${parsed.reason}: ${event.data}`);
         this.received.push({ kind: "text", message: parsed.message });
+        if (parsed.message.t === "ping" && this.answersPings) {
+          this.send({ t: "pong", at: parsed.message.at });
+        }
       } else {
         const decoded = decodeOutput(new Uint8Array(event.data as ArrayBuffer));
         if (decoded === undefined) throw new Error("Short binary frame");

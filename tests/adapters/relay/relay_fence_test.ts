@@ -128,3 +128,20 @@ Deno.test("a relay whose client came back takes the conversation back above ever
   assert.equal(await b.retake(), undefined, "a fenced relay does not take it back");
   assert.equal(fenceEpoch(await store.load(await fenceKey(ID))), 2);
 });
+
+Deno.test("a retake the store does not answer fails after asking again within the bound", async () => {
+  const store = new InMemorySessionStore();
+  let loads = 0;
+  const down = {
+    append: () => Promise.reject(new Error("store down")),
+    load: () => {
+      loads++;
+      return Promise.reject(new Error("store down"));
+    },
+  };
+  await raiseFence(store, ID, 1, 1_000);
+  const a = new Fence(down, ID, 0, 400);
+  await assert.rejects(a.retake(), /store down/, "unknown: the caller stands down");
+  assert.ok(loads >= 2, `asked again (${loads} loads)`);
+  assert.equal(a.epoch, 0);
+});

@@ -174,6 +174,9 @@ Deno.test("RecordWriter.writtenSince() reads what the relays of later epochs wro
   await writer.close();
 });
 
+/** A client that always answers. */
+const LIVE = () => Promise.resolve(true);
+
 /** A store that logs its calls on the relay's keys, in order. */
 class LoggingStore extends InMemorySessionStore {
   readonly log: string[] = [];
@@ -199,12 +202,12 @@ Deno.test("StoreLink.admitsInput() saves the write in flight before it checks th
   await record.saved();
   const link = new StoreLink({ record, fence: new Fence(store, cli, 0, 1000) });
   store.log.length = 0;
-  assert.equal(await link.admitsInput(1), true);
+  assert.equal(await link.admitsInput(1, LIVE), true);
   assert.deepEqual(store.log, ["record applied=0 writing=1", "fence load"], "the order");
   await link.applied(1);
   await raiseFence(store, cli, 1, 1000); // another relay took the conversation over
   store.log.length = 0;
-  assert.equal(await link.admitsInput(2), false);
+  assert.equal(await link.admitsInput(2, LIVE), false);
   await record.saved();
   assert.deepEqual(store.log, [
     "record applied=1 writing=2",
@@ -213,7 +216,95 @@ Deno.test("StoreLink.admitsInput() saves the write in flight before it checks th
   ]);
   assert.equal(link.fencedOff, true);
   store.log.length = 0;
-  assert.equal(await link.admitsInput(3), false, "fenced for good");
+  assert.equal(await link.admitsInput(3, LIVE), false, "fenced for good");
   assert.deepEqual(store.log, [], "without another store call");
+  await link.closeRecord();
+});
+
+/** A store that refuses every call while `down`. */
+class DeadStore extends InMemorySessionStore {
+  down = false;
+  override append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+    return this.down ? Promise.reject(new Error("store down")) : super.append(key, entries);
+  }
+  override load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    return this.down ? Promise.reject(new Error("store down")) : super.load(key);
+  }
+}
+
+Deno.test("StoreLink.admitsInput() through a store that does not answer: only while the client does", async (t) => {
+  const store = new DeadStore();
+  const cli = BASE.cliSessionId;
+  const settings = { appendTimeoutMs: 500, waitMs: 500 };
+  const record = new RecordWriter(store, await recordKey("t"), BASE, settings);
+  await record.saved();
+  const link = new StoreLink({ record, fence: new Fence(store, cli, 0, 500) });
+  const asked: number[] = [];
+  let answers = true;
+  const live = (timeoutMs: number) => {
+    asked.push(timeoutMs);
+    return Promise.resolve(answers);
+  };
+  store.down = true;
+
+  await t.step(
+    "its client answers: the line goes on (turns go on through the outage)",
+    async () => {
+      assert.equal(await link.admitsInput(1, live), true);
+      assert.equal(asked.length, 1, "the client was asked");
+      await link.applied(1);
+    },
+  );
+
+  await t.step("its client gone: the line waits for the store, then for the fence", async () => {
+    answers = false;
+    asked.length = 0;
+    let settled: boolean | undefined;
+    const admitting = link.admitsInput(2, live).then((admitted) => settled = admitted);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal(settled, undefined, "not written while the store does not answer");
+    assert.ok(asked.length >= 1, "the client was asked");
+    store.down = false;
+    await raiseFence(store, cli, 1, 1000); // another relay had taken the conversation over
+    assert.equal(await admitting, false, "fenced: the other relay runs the line");
+    assert.equal(link.fencedOff, true);
+    await record.saved();
+    assert.equal(lastWritten(record.record), 1, "the record says it was not written");
+  });
+  await link.closeRecord();
+});
+
+Deno.test("StoreLink.stopInput() ends a line's wait for the store", async () => {
+  const store = new DeadStore();
+  const record = new RecordWriter(store, await recordKey("t"), BASE, {
+    appendTimeoutMs: 500,
+    waitMs: 500,
+  });
+  await record.saved();
+  const link = new StoreLink({ record, fence: new Fence(store, BASE.cliSessionId, 0, 500) });
+  store.down = true;
+  const admitting = link.admitsInput(1, () => Promise.resolve(false));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  link.stopInput();
+  assert.equal(await admitting, false, "unwritten");
+  store.down = false;
+  await link.closeRecord();
+});
+
+Deno.test("StoreLink.retake() through a store that does not answer stands down", async () => {
+  const store = new DeadStore();
+  const record = new RecordWriter(store, await recordKey("t"), BASE, {
+    appendTimeoutMs: 300,
+    waitMs: 300,
+  });
+  await record.saved();
+  const link = new StoreLink({ record, fence: new Fence(store, BASE.cliSessionId, 0, 300) });
+  store.down = true;
+  const started = performance.now();
+  await link.retake();
+  assert.ok(performance.now() - started >= 100, "the store was asked again within its bound");
+  assert.equal(link.fencedOff, true, "not known whether another relay runs it: stands down");
+  await link.fenced; // settled
+  store.down = false;
   await link.closeRecord();
 });

@@ -12,6 +12,18 @@
  *   relay ran turns of it: the first relay took the conversation back with
  *   a CLI behind. It now stands down instead, and the client resumes from
  *   the store.
+ *
+ * And by its run under load (3 results delivered twice, 3 turns run twice,
+ * PostgreSQL restarting after a relay's stall): a relay whose store did not
+ * answer went on as if nothing had changed.
+ *
+ * - Taking the conversation back, it resumed its client live when the store
+ *   did not answer the fence. It now asks again within its bound, then
+ *   stands down.
+ * - Reading the lines its client sent before the stall, it wrote them blind
+ *   when the store did not take its record. It now does so only while the
+ *   client answers on that connection; otherwise the line waits for the
+ *   store, and then for the fence.
  */
 
 import assert from "node:assert/strict";
@@ -70,6 +82,23 @@ class HeldView implements SessionStore {
     return this.#store.load(key);
   }
 }
+
+/** One relay's way to a shared store, which refuses every call while `down` (an outage it sees). */
+class OutageView implements SessionStore {
+  readonly #store: SessionStore;
+  down = false;
+  constructor(store: SessionStore) {
+    this.#store = store;
+  }
+  append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+    return this.down ? Promise.reject(new Error("store down")) : this.#store.append(key, entries);
+  }
+  load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    return this.down ? Promise.reject(new Error("store down")) : this.#store.load(key);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Two relays (a through `viewOfA`), a proxy to a, the stand-in's journal; `fn` runs with them. */
 async function withRelays(
@@ -191,5 +220,73 @@ Deno.test("relay: a relay whose client comes back after another relay ran its tu
     assert.deepEqual(stored, processes.at(-1), "the store holds what the last CLI holds");
     await session.close();
     assert.equal(session.exitStatus.state, "completed");
+  });
+});
+
+Deno.test("relay: a client back at a relay whose store does not answer: it stands down, not resumes behind", async () => {
+  let view: OutageView | undefined;
+  await withRelays((store) => view = new OutageView(store), async (parts) => {
+    const { session, link, ports, journal, store } = parts;
+    const first = await session.send("first", { timeoutMs: 10_000 });
+    const sessionId = first.result.sessionId!;
+    link.point(ports.b);
+    link.cut(); // b resumes it from the store; a keeps its CLI in the grace
+    const second = await session.send("second", { timeoutMs: 10_000 });
+    assert.equal(second.result.isError, false, "b ran the second turn");
+    view!.down = true; // a's store goes down, longer than its bound (3 s)
+    const up = setTimeout(() => view!.down = false, 4_500);
+    try {
+      link.point(ports.a);
+      link.cut(); // back to a, whose CLI never had the second turn
+      const third = await session.send("third", { timeoutMs: 20_000 });
+      assert.equal(third.result.isError, false, "the conversation went on through a");
+      assert.match(third.result.text, /turn 3 of/, "a CLI that had the second turn");
+    } finally {
+      clearTimeout(up);
+      view!.down = false;
+    }
+    const processes = await journalOf(journal, sessionId);
+    assert.equal(processes.length, 3, "a resumed it from the store in a new CLI");
+    const twice = [...(await writers(journal, sessionId))].filter(([, n]) => n > 1);
+    assert.deepEqual(twice, [], "no entry written by two CLIs");
+    const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? [])
+      .map((entry) => entry.uuid);
+    assert.deepEqual(stored, processes.at(-1), "the store holds what the last CLI holds");
+  });
+});
+
+Deno.test("relay: a line a stalled relay reads after its client left, its store down, is not written", async () => {
+  let view: OutageView | undefined;
+  await withRelays((store) => view = new OutageView(store), async (parts) => {
+    const { session, link, ports, journal, store } = parts;
+    const first = await session.send("first", { timeoutMs: 10_000 });
+    const sessionId = first.result.sessionId!;
+    const [before] = await journalOf(journal, sessionId);
+    link.stall(); // a's host stops: what the client sends waits in its socket
+    const second = session.send("second", { timeoutMs: 10_000 });
+    await sleep(200);
+    link.point(ports.b);
+    link.leave(); // the client gives up on a; b takes the conversation over and runs the line
+    assert.equal((await second).result.isError, false, "b ran the second turn");
+    view!.down = true; // the store goes down as a's host comes back
+    try {
+      await link.release(); // a reads the second line, then its client's end
+      await sleep(1_500);
+      const processes = await journalOf(journal, sessionId);
+      assert.deepEqual(processes[0], before, "a's CLI was not given the line");
+    } finally {
+      view!.down = false;
+    }
+    const third = await session.send("third", { timeoutMs: 10_000 });
+    assert.match(third.result.text, /turn 3 of/, "b's CLI, which had the second turn");
+    await sleep(500); // a, its store back, learns of b's fence
+    const processes = await journalOf(journal, sessionId);
+    assert.equal(processes.length, 2);
+    assert.deepEqual(processes[0], before, "a's CLI never had the line");
+    const twice = [...(await writers(journal, sessionId))].filter(([, n]) => n > 1);
+    assert.deepEqual(twice, [], "no entry written by two CLIs (no turn run twice)");
+    const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? [])
+      .map((entry) => entry.uuid);
+    assert.deepEqual(stored, processes.at(-1), "the store holds what b's CLI holds");
   });
 });
