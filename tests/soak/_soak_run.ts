@@ -675,9 +675,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     for (const id of ids) {
       let expected: string[] | undefined;
       let last: Journal | undefined;
+      const stored = (await store.load({ projectKey: PROJECT_KEY, sessionId: id }))
+        ?.flatMap((entry) => typeof entry.uuid === "string" ? [entry.uuid] : []);
       if (journals) {
         const list = journals.get(id) ?? [];
-        last = list.at(-1);
+        // The conversation's CLI at the end: the one that wrote the store's last entry (a relay
+        // that took the conversation back runs a CLI older than the one of the relay it took it
+        // back from, which wrote nothing), else the newest.
+        const tail = stored?.at(-1);
+        last = list.findLast((process) => tail !== undefined && process.written.includes(tail)) ??
+          list.at(-1);
         expected = last ? [...last.loaded, ...last.written] : undefined;
         // A turn run twice: its user line written by two processes, the first of which was
         // alive (a CLI killed, or whose relay was, before its write reached the store runs
@@ -700,8 +707,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       } else {
         expected = await newestTranscript(root, id);
       }
-      const stored = (await store.load({ projectKey: PROJECT_KEY, sessionId: id }))
-        ?.flatMap((entry) => typeof entry.uuid === "string" ? [entry.uuid] : []);
       checked++;
       if (expected !== undefined && JSON.stringify(stored) === JSON.stringify(expected)) continue;
       const prefix = stored !== undefined && expected !== undefined &&
@@ -717,7 +722,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       }
       differing.push(
         `${id}: store ${stored?.length ?? "none"}, CLI ${expected?.length ?? "none"} ` +
-          `(${journals?.get(id)?.length ?? "?"} processes; store a prefix: ${prefix}; ` +
+          `(${journals?.get(id)?.length ?? "?"} processes: ${
+            journals?.get(id)?.map((j) =>
+              `${j.pid}${
+                j === last ? " compared" : ""
+              } loaded ${j.loaded.length} wrote ${j.written.length}`
+            ).join(", ") ?? "?"
+          }; store a prefix: ${prefix}; ` +
           `only in the store: ${
             stored?.filter((uuid) => !expected?.includes(uuid)).map((uuid) =>
               `${uuid.slice(0, 8)} from ${
