@@ -232,13 +232,21 @@ class DeadStore extends InMemorySessionStore {
   }
 }
 
-Deno.test("StoreLink.admitsInput() through a store that does not answer: only while the client does", async (t) => {
+/* A store link (record and fence) through a `DeadStore`, each call bounded by `ms`. */
+async function deadLink(ms: number) {
   const store = new DeadStore();
-  const cli = BASE.cliSessionId;
-  const settings = { appendTimeoutMs: 500, waitMs: 500 };
-  const record = new RecordWriter(store, await recordKey("t"), BASE, settings);
+  const record = new RecordWriter(store, await recordKey("t"), BASE, {
+    appendTimeoutMs: ms,
+    waitMs: ms,
+  });
   await record.saved();
-  const link = new StoreLink({ record, fence: new Fence(store, cli, 0, 500) });
+  const link = new StoreLink({ record, fence: new Fence(store, BASE.cliSessionId, 0, ms) });
+  return { store, record, link };
+}
+
+Deno.test("StoreLink.admitsInput() through a store that does not answer: only while the client does", async (t) => {
+  const { store, record, link } = await deadLink(500);
+  const cli = BASE.cliSessionId;
   const asked: number[] = [];
   let answers = true;
   const live = (timeoutMs: number) => {
@@ -275,13 +283,7 @@ Deno.test("StoreLink.admitsInput() through a store that does not answer: only wh
 });
 
 Deno.test("StoreLink.stopInput() ends a line's wait for the store", async () => {
-  const store = new DeadStore();
-  const record = new RecordWriter(store, await recordKey("t"), BASE, {
-    appendTimeoutMs: 500,
-    waitMs: 500,
-  });
-  await record.saved();
-  const link = new StoreLink({ record, fence: new Fence(store, BASE.cliSessionId, 0, 500) });
+  const { store, link } = await deadLink(500);
   store.down = true;
   const admitting = link.admitsInput(1, () => Promise.resolve(false));
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -292,13 +294,7 @@ Deno.test("StoreLink.stopInput() ends a line's wait for the store", async () => 
 });
 
 Deno.test("StoreLink.retake() through a store that does not answer stands down", async () => {
-  const store = new DeadStore();
-  const record = new RecordWriter(store, await recordKey("t"), BASE, {
-    appendTimeoutMs: 300,
-    waitMs: 300,
-  });
-  await record.saved();
-  const link = new StoreLink({ record, fence: new Fence(store, BASE.cliSessionId, 0, 300) });
+  const { store, link } = await deadLink(300);
   store.down = true;
   const started = performance.now();
   await link.retake();

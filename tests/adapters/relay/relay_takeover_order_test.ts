@@ -100,9 +100,12 @@ class OutageView implements SessionStore {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Two relays (a through `viewOfA`), a proxy to a, the stand-in's journal; `fn` runs with them. */
-async function withRelays(
-  viewOfA: (store: SessionStore) => SessionStore,
+/**
+ * Two relays (a through `viewOfA`), a proxy to a, the stand-in's journal, and a conversation whose
+ * first turn a ran; `fn` runs with them.
+ */
+async function withRelays<View extends SessionStore>(
+  viewOfA: (store: SessionStore) => View,
   fn: (
     parts: {
       session: DuplexSession;
@@ -110,6 +113,8 @@ async function withRelays(
       ports: { a: number; b: number };
       journal: string;
       store: SessionStore;
+      view: View;
+      sessionId: string;
     },
   ) => Promise<void>,
 ): Promise<void> {
@@ -123,7 +128,8 @@ async function withRelays(
       env: { SOAK_JOURNAL: journal },
       relay: { storeTimeoutMs: 3_000, graceMs: 20_000, policy: { allowResume: true } },
     });
-  const a = relay("a", viewOfA(store));
+  const view = viewOfA(store);
+  const a = relay("a", view);
   const b = relay("b", store);
   const link = cutProxy(a.port);
   try {
@@ -134,7 +140,9 @@ async function withRelays(
         reconnect: { attempts: 40, initialDelayMs: 50, maxDelayMs: 200 },
       }),
     });
-    await fn({ session, link, ports: { a: a.port, b: b.port }, journal, store });
+    const first = await session.send("first", { timeoutMs: 10_000 });
+    const sessionId = first.result.sessionId!;
+    await fn({ session, link, ports: { a: a.port, b: b.port }, journal, store, view, sessionId });
   } finally {
     await link.close();
     await a.close();
@@ -163,13 +171,30 @@ async function writers(journal: string, sessionId: string): Promise<Map<string, 
   return counts;
 }
 
+/*
+ * How every test here ends: `count` CLIs ran the conversation, no entry was written by two (no turn
+ * run twice), and the store holds what the last one holds. Returns each CLI's journal.
+ */
+async function oneHistory(
+  journal: string,
+  store: SessionStore,
+  sessionId: string,
+  count: number,
+): Promise<string[][]> {
+  const processes = await journalOf(journal, sessionId);
+  assert.equal(processes.length, count, `${count} CLIs ran the conversation`);
+  const twice = [...(await writers(journal, sessionId))].filter(([, n]) => n > 1);
+  assert.deepEqual(twice, [], "no entry written by two CLIs (no turn run twice)");
+  const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? [])
+    .map((entry) => entry.uuid);
+  assert.deepEqual(stored, processes.at(-1), "the store holds what the last CLI holds");
+  return processes;
+}
+
 Deno.test("relay: a line the old relay wrote, recorded late, is not written again by the relay taking over", async () => {
-  let view: HeldView | undefined;
-  await withRelays((store) => view = new HeldView(store), async (parts) => {
-    const { session, link, ports, journal, store } = parts;
-    const first = await session.send("first", { timeoutMs: 10_000 });
-    const sessionId = first.result.sessionId!;
-    view!.hold(2);
+  await withRelays((store) => new HeldView(store), async (parts) => {
+    const { session, link, ports, journal, store, view, sessionId } = parts;
+    view.hold(2);
     try {
       // A writes the line to its CLI, which takes it; A's record of it and its transcript wait.
       const second = session.send("second", { timeoutMs: 4_000 }).catch((error) => error);
@@ -180,61 +205,49 @@ Deno.test("relay: a line the old relay wrote, recorded late, is not written agai
       link.point(ports.b); // the balancer's choice changed: b takes the conversation over
       link.cut();
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      await view!.release(); // a's appends land, after b's fence and its settle
+      await view.release(); // a's appends land, after b's fence and its settle
       const lost = await second;
       assert.ok(lost instanceof Error, "the second turn's result was a's, and went with it");
     } finally {
-      await view!.release();
+      await view.release();
     }
     const third = await session.send("third", { timeoutMs: 10_000 });
     assert.equal(third.result.isError, false, "the conversation went on through b");
     assert.equal(third.result.sessionId, sessionId);
-    const processes = await journalOf(journal, sessionId);
-    assert.equal(processes.length, 2, "b resumed the conversation in a CLI of its own");
-    const twice = [...(await writers(journal, sessionId))].filter(([, n]) => n > 1);
-    assert.deepEqual(twice, [], "no entry written by two CLIs (no turn run twice)");
-    const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? [])
-      .map((entry) => entry.uuid);
-    assert.deepEqual(stored, processes.at(-1), "the store holds what b's CLI holds");
+    await oneHistory(journal, store, sessionId, 2); // b resumed it in a CLI of its own
   });
 });
 
 Deno.test("relay: a relay whose client comes back after another relay ran its turns stands down", async () => {
-  await withRelays((store) => store, async ({ session, link, ports, journal, store }) => {
-    const first = await session.send("first", { timeoutMs: 10_000 });
-    const sessionId = first.result.sessionId!;
-    link.point(ports.b);
-    link.cut(); // b resumes it from the store; a keeps its CLI in the grace
-    const second = await session.send("second", { timeoutMs: 10_000 });
-    assert.equal(second.result.isError, false, "b ran the second turn");
-    link.point(ports.a);
-    link.cut(); // back to a, whose CLI never had the second turn
-    const third = await session.send("third", { timeoutMs: 10_000 });
-    assert.equal(third.result.isError, false, "the conversation went on through a");
-    assert.equal(third.result.sessionId, sessionId);
-    assert.match(third.result.text, /turn 3 of/, "a CLI that had the second turn");
-    const processes = await journalOf(journal, sessionId);
-    assert.equal(processes.length, 3, "a resumed it from the store in a new CLI");
-    const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? [])
-      .map((entry) => entry.uuid);
-    assert.deepEqual(stored, processes.at(-1), "the store holds what the last CLI holds");
-    await session.close();
-    assert.equal(session.exitStatus.state, "completed");
-  });
+  await withRelays(
+    (store) => store,
+    async ({ session, link, ports, journal, store, sessionId }) => {
+      link.point(ports.b);
+      link.cut(); // b resumes it from the store; a keeps its CLI in the grace
+      const second = await session.send("second", { timeoutMs: 10_000 });
+      assert.equal(second.result.isError, false, "b ran the second turn");
+      link.point(ports.a);
+      link.cut(); // back to a, whose CLI never had the second turn
+      const third = await session.send("third", { timeoutMs: 10_000 });
+      assert.equal(third.result.isError, false, "the conversation went on through a");
+      assert.equal(third.result.sessionId, sessionId);
+      assert.match(third.result.text, /turn 3 of/, "a CLI that had the second turn");
+      await oneHistory(journal, store, sessionId, 3); // a resumed it from the store in a new CLI
+      await session.close();
+      assert.equal(session.exitStatus.state, "completed");
+    },
+  );
 });
 
 Deno.test("relay: a client back at a relay whose store does not answer: it stands down, not resumes behind", async () => {
-  let view: OutageView | undefined;
-  await withRelays((store) => view = new OutageView(store), async (parts) => {
-    const { session, link, ports, journal, store } = parts;
-    const first = await session.send("first", { timeoutMs: 10_000 });
-    const sessionId = first.result.sessionId!;
+  await withRelays((store) => new OutageView(store), async (parts) => {
+    const { session, link, ports, journal, store, view, sessionId } = parts;
     link.point(ports.b);
     link.cut(); // b resumes it from the store; a keeps its CLI in the grace
     const second = await session.send("second", { timeoutMs: 10_000 });
     assert.equal(second.result.isError, false, "b ran the second turn");
-    view!.down = true; // a's store goes down, longer than its bound (3 s)
-    const up = setTimeout(() => view!.down = false, 4_500);
+    view.down = true; // a's store goes down, longer than its bound (3 s)
+    const up = setTimeout(() => view.down = false, 4_500);
     try {
       link.point(ports.a);
       link.cut(); // back to a, whose CLI never had the second turn
@@ -243,24 +256,15 @@ Deno.test("relay: a client back at a relay whose store does not answer: it stand
       assert.match(third.result.text, /turn 3 of/, "a CLI that had the second turn");
     } finally {
       clearTimeout(up);
-      view!.down = false;
+      view.down = false;
     }
-    const processes = await journalOf(journal, sessionId);
-    assert.equal(processes.length, 3, "a resumed it from the store in a new CLI");
-    const twice = [...(await writers(journal, sessionId))].filter(([, n]) => n > 1);
-    assert.deepEqual(twice, [], "no entry written by two CLIs");
-    const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? [])
-      .map((entry) => entry.uuid);
-    assert.deepEqual(stored, processes.at(-1), "the store holds what the last CLI holds");
+    await oneHistory(journal, store, sessionId, 3); // a resumed it from the store in a new CLI
   });
 });
 
 Deno.test("relay: a line a stalled relay reads after its client left, its store down, is not written", async () => {
-  let view: OutageView | undefined;
-  await withRelays((store) => view = new OutageView(store), async (parts) => {
-    const { session, link, ports, journal, store } = parts;
-    const first = await session.send("first", { timeoutMs: 10_000 });
-    const sessionId = first.result.sessionId!;
+  await withRelays((store) => new OutageView(store), async (parts) => {
+    const { session, link, ports, journal, store, view, sessionId } = parts;
     const [before] = await journalOf(journal, sessionId);
     link.stall(); // a's host stops: what the client sends waits in its socket
     const second = session.send("second", { timeoutMs: 10_000 });
@@ -268,25 +272,19 @@ Deno.test("relay: a line a stalled relay reads after its client left, its store 
     link.point(ports.b);
     link.leave(); // the client gives up on a; b takes the conversation over and runs the line
     assert.equal((await second).result.isError, false, "b ran the second turn");
-    view!.down = true; // the store goes down as a's host comes back
+    view.down = true; // the store goes down as a's host comes back
     try {
       await link.release(); // a reads the second line, then its client's end
       await sleep(1_500);
       const processes = await journalOf(journal, sessionId);
       assert.deepEqual(processes[0], before, "a's CLI was not given the line");
     } finally {
-      view!.down = false;
+      view.down = false;
     }
     const third = await session.send("third", { timeoutMs: 10_000 });
     assert.match(third.result.text, /turn 3 of/, "b's CLI, which had the second turn");
     await sleep(500); // a, its store back, learns of b's fence
-    const processes = await journalOf(journal, sessionId);
-    assert.equal(processes.length, 2);
+    const processes = await oneHistory(journal, store, sessionId, 2);
     assert.deepEqual(processes[0], before, "a's CLI never had the line");
-    const twice = [...(await writers(journal, sessionId))].filter(([, n]) => n > 1);
-    assert.deepEqual(twice, [], "no entry written by two CLIs (no turn run twice)");
-    const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? [])
-      .map((entry) => entry.uuid);
-    assert.deepEqual(stored, processes.at(-1), "the store holds what b's CLI holds");
   });
 });
