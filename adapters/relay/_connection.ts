@@ -393,12 +393,23 @@ export class RelayConnection implements Peer {
     if (found !== undefined) {
       // Another relay may have resumed it from the store meanwhile: take it back first.
       this.#state = "starting";
-      void found.retake().then(() => {
+      void found.retake().then((known) => {
         if (this.#state === "closed" || this.#host.closing) {
           found.unclaimed();
           return;
         }
         this.#state = "open";
+        if (!known) {
+          found.unclaimed();
+          this.#refuse(
+            new Refusal(
+              "busy",
+              "Cannot resume yet: the session store does not answer, and another relay may " +
+                "have run the conversation; try again",
+            ),
+          );
+          return;
+        }
         // Fenced off meanwhile (its session ended): the store knows where it stands.
         if (found.forgotten) this.#resume(token, after, applied, trace);
         else this.#resumeLive(found, after);

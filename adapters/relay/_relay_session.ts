@@ -165,12 +165,16 @@ export class RelaySession {
    * `StoreLink.retake`); when it cannot (a relay in between ran turns this
    * CLI never had), the session ends at once and `forgotten` is true after.
    * Never rejects.
+   *
+   * @returns False when the store did not answer: the connection may not
+   *   resume it yet (the session waits, as after a drop).
    */
-  async retake(): Promise<void> {
+  async retake(): Promise<boolean> {
     const store = this.#settings.store;
-    if (store === undefined) return;
-    await store.retake();
+    if (store === undefined) return true;
+    const known = await store.retake();
     if (store.fencedOff) this.#fencedOff();
+    return known;
   }
 
   /**

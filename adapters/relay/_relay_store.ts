@@ -63,6 +63,8 @@ export class StoreLink {
   #uuids: Promise<Set<string>> | undefined;
   /** Settles once the fence stood above this relay's epoch (another relay resumed it). */
   readonly #fenced = Promise.withResolvers<void>();
+  /** The epoch a retake raised the fence to, before the records of the relays between were read. */
+  #unverified: number | undefined;
   /** Aborted when the session ends: an input line stops waiting for the store. */
   readonly #inputStop = new AbortController();
 
@@ -99,30 +101,42 @@ export class StoreLink {
    * input to its CLI that this one's never had (read after the fence is
    * raised, so a line in flight there shows): this CLI's history is behind,
    * so this relay stands down (`fenced` settles) and the client resumes
-   * from the store. A store that does not answer (within its bound) leaves
-   * it unknown, and this relay stands down too. Never rejects.
+   * from the store. Never rejects.
+   *
+   * @returns False when the store did not answer (within its bound): whether
+   *   another relay ran the conversation meanwhile is not known, so the
+   *   client may not resume here yet; the CLI is kept (its transcript may
+   *   be ahead of the store, which it catches up once the store is back),
+   *   and the next resume asks again.
    */
-  async retake(): Promise<void> {
+  async retake(): Promise<boolean> {
     const fence = this.#fence;
-    if (fence === undefined) return;
-    const epoch = await fence.retake().catch(() => null);
-    if (epoch === undefined) return;
-    if (epoch === null) {
-      fence.standDown();
-      this.#fenced.resolve();
-      return;
+    if (fence === undefined) return true;
+    try {
+      const epoch = await fence.retake();
+      if (epoch !== undefined) this.#unverified = epoch;
+    } catch {
+      return false;
     }
+    const since = this.#unverified;
+    if (since === undefined) return true;
     const record = this.#record;
-    const behind = record === undefined || await record.writtenSince(epoch).then(
-      (written) => written > record.record.applied,
-      () => true, // unknown: the store's record decides, on the next resume
-    );
+    let behind = true;
+    if (record !== undefined) {
+      try {
+        behind = await record.writtenSince(since) > record.record.applied;
+      } catch {
+        return false; // the fence is ours; what the relays between wrote is read next time
+      }
+    }
+    this.#unverified = undefined;
     if (behind) {
       fence.standDown();
       this.#fenced.resolve();
-      return;
+      return true;
     }
-    record?.update({ epoch });
+    record?.update({ epoch: since });
+    return true;
   }
 
   /**

@@ -349,7 +349,7 @@ export interface RelayOptions {
    * acknowledgement or the result goes out after it (the line was written;
    * the relay keeps retrying the record, the mirror catches up). It also
    * bounds a fence check, asked again within it when a client comes back
-   * (past it the relay stands down). Default: 5000.
+   * (past it the client is refused `busy`, and tries again). Default: 5000.
    */
   readonly storeTimeoutMs?: number;
   /**

@@ -110,6 +110,8 @@ export interface SoakReport {
   readonly rerunAfterKill: number;
   /** Conversations whose last CLI was killed and whose store lacks what it wrote after its last append (no delivered turn). */
   readonly tailLostWithKill: number;
+  /** Turns whose result the client had, missing from every store transcript of their conversation (its history forgot them). */
+  readonly deliveredForgotten: number;
   readonly conversationsDone: number;
   /** Conversations given up: no session started or resumed within `GIVE_UP_MS` (why, each). */
   readonly abandoned: string[];
@@ -672,6 +674,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const deliveredUuids = new Set(
       turns.filter((turn) => turn.outcome !== "failed").map((turn) => turn.uuid),
     );
+    const everStored = new Set<string>();
     for (const id of ids) {
       let expected: string[] | undefined;
       let last: Journal | undefined;
@@ -679,12 +682,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         ?.flatMap((entry) => typeof entry.uuid === "string" ? [entry.uuid] : []);
       if (journals) {
         const list = journals.get(id) ?? [];
-        // The conversation's CLI at the end: the one that wrote the store's last entry (a relay
-        // that took the conversation back runs a CLI older than the one of the relay it took it
-        // back from, which wrote nothing), else the newest.
+        // The conversation's CLI at the end: the newest that holds the store's last entry (a
+        // relay that took the conversation back runs a CLI older than the one of the relay it
+        // took it back from, which never had what the older one wrote after), else the newest.
         const tail = stored?.at(-1);
-        last = list.findLast((process) => tail !== undefined && process.written.includes(tail)) ??
-          list.at(-1);
+        last = list.findLast((process) =>
+          tail !== undefined && (process.loaded.includes(tail) || process.written.includes(tail))
+        ) ?? list.at(-1);
         expected = last ? [...last.loaded, ...last.written] : undefined;
         // A turn run twice: its user line written by two processes, the first of which was
         // alive (a CLI killed, or whose relay was, before its write reached the store runs
@@ -693,8 +697,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         for (const process of list) {
           for (const uuid of process.written) {
             const first = writers.get(uuid);
-            if (first === undefined) writers.set(uuid, process.pid);
-            else if (!killedPids.has(first)) {
+            if (first === undefined) {
+              writers.set(uuid, process.pid);
+            } else if (!killedPids.has(first)) {
               doubledInCli++;
               if (Deno.env.get("SOAK_DEBUG")) {
                 log(
@@ -708,9 +713,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         expected = await newestTranscript(root, id);
       }
       checked++;
-      if (expected !== undefined && JSON.stringify(stored) === JSON.stringify(expected)) continue;
+      for (const uuid of stored ?? []) {
+        everStored.add(uuid);
+      }
+      if (expected !== undefined && JSON.stringify(stored) === JSON.stringify(expected)) {
+        continue;
+      }
       const prefix = stored !== undefined && expected !== undefined &&
-        stored.every((uuid, i) => expected![i] === uuid);
+        stored.every((uuid, i) =>
+          expected![i] === uuid
+        );
       // A killed CLI (or one whose relay was) loses what it wrote after its last append
       // landed: the store is a prefix of its file, without a delivered turn's entry.
       if (
@@ -743,6 +755,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             )
           })`,
       );
+    }
+    const forgotten = [...deliveredUuids].filter((uuid) => !everStored.has(uuid));
+    const deliveredForgotten = forgotten.length;
+    if (Deno.env.get("SOAK_DEBUG")) {
+      for (const uuid of forgotten) {
+        const turn = turns.find((t) => t.uuid === uuid);
+        log(`delivered, not in the store: c${turn?.conversation} ${uuid}`);
+      }
     }
     const [rows] = await sql<{ transcripts: string; records: string }[]>`
       SELECT count(*) FILTER (WHERE project_key = ${PROJECT_KEY}) AS transcripts,
@@ -784,6 +804,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       doubledInCli,
       rerunAfterKill,
       tailLostWithKill,
+      deliveredForgotten,
       conversationsDone: done,
       abandoned,
       conversationsResumed: resumed,

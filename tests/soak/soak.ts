@@ -93,6 +93,7 @@ export function table(report: SoakReport): string[] {
       "turns run again on resume after their CLI was killed / stores short of a killed CLI's tail",
       `${report.rerunAfterKill} / ${report.tailLostWithKill}`,
     ],
+    ["turns delivered but missing from the store's history", `${report.deliveredForgotten}`],
     [
       "store transcript = CLI's, by uuid, in order",
       `${

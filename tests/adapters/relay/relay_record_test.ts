@@ -293,14 +293,25 @@ Deno.test("StoreLink.stopInput() ends a line's wait for the store", async () => 
   await link.closeRecord();
 });
 
-Deno.test("StoreLink.retake() through a store that does not answer stands down", async () => {
-  const { store, link } = await deadLink(300);
+Deno.test("StoreLink.retake() through a store that does not answer: not yet, the CLI kept", async () => {
+  const { store, record, link } = await deadLink(300);
   store.down = true;
   const started = performance.now();
-  await link.retake();
+  assert.equal(await link.retake(), false, "unknown: the client may not resume here yet");
   assert.ok(performance.now() - started >= 100, "the store was asked again within its bound");
-  assert.equal(link.fencedOff, true, "not known whether another relay runs it: stands down");
-  await link.fenced; // settled
+  assert.equal(link.fencedOff, false, "the CLI is kept: its transcript may be ahead of the store");
   store.down = false;
+  assert.equal(await link.retake(), true, "the store back, nobody else ran it: resumes here");
+  assert.equal(link.fencedOff, false);
+  // Another relay resumed it and wrote a line this CLI never had; the store goes down again.
+  await raiseFence(store, BASE.cliSessionId, 1, 1000);
+  await store.append(await recordKey("t"), [{ type: RECORD_TYPE, ...BASE, epoch: 1, applied: 1 }]);
+  store.down = true;
+  assert.equal(await link.retake(), false);
+  store.down = false;
+  assert.equal(await link.retake(), true);
+  assert.equal(link.fencedOff, true, "behind: it stands down, the client resumes from the store");
+  await link.fenced; // settled
+  assert.equal(record.record.epoch, 0);
   await link.closeRecord();
 });

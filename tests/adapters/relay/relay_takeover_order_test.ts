@@ -19,7 +19,7 @@
  *
  * - Taking the conversation back, it resumed its client live when the store
  *   did not answer the fence. It now asks again within its bound, then
- *   stands down.
+ *   refuses the client `busy` (its CLI kept) until the store answers.
  * - Reading the lines its client sent before the stall, it wrote them blind
  *   when the store did not take its record. It now does so only while the
  *   client answers on that connection; otherwise the line waits for the
@@ -239,7 +239,7 @@ Deno.test("relay: a relay whose client comes back after another relay ran its tu
   );
 });
 
-Deno.test("relay: a client back at a relay whose store does not answer: it stands down, not resumes behind", async () => {
+Deno.test("relay: a client back at a relay whose store does not answer waits for it, then the relay stands down", async () => {
   await withRelays((store) => new OutageView(store), async (parts) => {
     const { session, link, ports, journal, store, view, sessionId } = parts;
     link.point(ports.b);
@@ -286,5 +286,28 @@ Deno.test("relay: a line a stalled relay reads after its client left, its store 
     await sleep(500); // a, its store back, learns of b's fence
     const processes = await oneHistory(journal, store, sessionId, 2);
     assert.deepEqual(processes[0], before, "a's CLI never had the line");
+  });
+});
+
+Deno.test("relay: a client back at its relay during a store outage resumes the same CLI once the store answers", async () => {
+  await withRelays((store) => new OutageView(store), async (parts) => {
+    const { session, link, journal, store, view, sessionId } = parts;
+    view.down = true; // longer than a's bound (3 s)
+    const up = setTimeout(() => view.down = false, 4_000);
+    try {
+      const second = await session.send("second", { timeoutMs: 10_000 });
+      assert.equal(second.result.isError, false, "turns go on through the outage");
+      link.cut(); // the client comes back to a, which cannot read the fence yet
+      const third = await session.send("third", { timeoutMs: 20_000 });
+      assert.match(third.result.text, /turn 3 of/, "the CLI that had the second turn");
+    } finally {
+      clearTimeout(up);
+      view.down = false;
+    }
+    await until("the store caught up", async () => {
+      const stored = ((await store.load({ projectKey: PROJECT, sessionId })) ?? []).length;
+      return stored === (await journalOf(journal, sessionId))[0]!.length;
+    });
+    await oneHistory(journal, store, sessionId, 1); // a kept its CLI
   });
 });
