@@ -82,8 +82,9 @@ e2eTest(
         const now = await session.send("urgent", { ...TURN, priority: "now" });
         assert.match(now.result.text, /urgent/);
         const cut = await first;
-        assert.equal(cut.result.isError, true, "the running turn ended early");
-        assert.equal(cut.result.terminalReason, "aborted_streaming");
+        // Cut mid-stream. Its `is_error` is the CLI's call: false when it had streamed text
+        // already (seen 1 run in 75 on 2.1.332: `subtype: "success"`, the partial text).
+        assert.equal(cut.result.terminalReason, "aborted_streaming", "the running turn was cut");
       });
 
       await t.step("verbatim: a slash command is sent as text, not run", async () => {
