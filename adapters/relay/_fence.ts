@@ -191,9 +191,9 @@ export class Fence {
    *   this relay's appends were refused already (its session ends).
    * @throws {Error} When the store did not answer within the bound, or did
    *   not take the raise: whether another relay runs the conversation is not
-   *   known, so this one should stand down (a relay that resumed it while
-   *   this one was stalled, its store going down after, must not find its
-   *   client's turns answered here again).
+   *   known, so the client may not resume here until it is (a relay that
+   *   resumed it while this one was stalled, its store going down after,
+   *   must not find its client's turns answered here again).
    */
   async retake(): Promise<number | undefined> {
     if (this.#fenced) return undefined;
