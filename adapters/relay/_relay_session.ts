@@ -226,11 +226,11 @@ export class RelaySession {
     this.#received = seq;
     const store = this.#settings.store;
     const from = this.#peer;
-    const live = async (timeoutMs: number) =>
-      from !== undefined && this.#peer === from && await from.answers(timeoutMs) &&
-      this.#peer === from;
     this.#writing = this.#writing.then(async () => {
-      if (store !== undefined && !(await store.admitsInput(seq, live))) {
+      if (
+        store !== undefined &&
+        !(await store.admitsInput(seq, (timeoutMs) => this.#answers(from, timeoutMs)))
+      ) {
         // Another relay runs the conversation now: this session ends, the line unwritten and
         // unacknowledged (the client sends it again where it resumes).
         this.#pendingBytes -= bytes;
@@ -249,6 +249,12 @@ export class RelaySession {
       this.#ack(seq, store?.applied(seq));
     });
     return "ok";
+  }
+
+  /* Whether the connection a line came on still holds the session and its client answers. */
+  async #answers(from: Peer | undefined, timeoutMs: number): Promise<boolean> {
+    return from !== undefined && this.#peer === from && await from.answers(timeoutMs) &&
+      this.#peer === from;
   }
 
   /* Acknowledges input; with a record, once it holds the line (or its bound passed). */

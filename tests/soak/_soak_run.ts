@@ -756,12 +756,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
           })`,
       );
     }
-    const forgotten = [...deliveredUuids].filter((uuid) => !everStored.has(uuid));
+    // A result the client had (a lost turn is counted apart) whose turn no store transcript holds.
+    const forgotten = turns.filter((turn) =>
+      (turn.outcome === "delivered" || turn.outcome === "error_result") &&
+      !everStored.has(turn.uuid)
+    );
     const deliveredForgotten = forgotten.length;
     if (Deno.env.get("SOAK_DEBUG")) {
-      for (const uuid of forgotten) {
-        const turn = turns.find((t) => t.uuid === uuid);
-        log(`delivered, not in the store: c${turn?.conversation} ${uuid}`);
+      for (const turn of forgotten) {
+        log(`delivered, not in the store: c${turn.conversation} ${turn.uuid}`);
       }
     }
     const [rows] = await sql<{ transcripts: string; records: string }[]>`
