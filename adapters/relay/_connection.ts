@@ -12,7 +12,7 @@ import type { ClientMessage, RelayMessage } from "../../src/wire/wire.ts";
 import { parseClientFrame } from "../../src/wire/wire_parse.ts";
 import type { TraceContext } from "../../src/telemetry/_trace_context.ts";
 import type { Credential } from "./_access.ts";
-import type { ConnectionHost } from "./_connection_host.ts";
+import type { ConnectionHost, ResumePoint } from "./_connection_host.ts";
 import {
   closeWhenQuiet,
   cutReason,
@@ -356,8 +356,8 @@ export class RelayConnection implements Peer {
   #hello(message: Extract<ClientMessage, { t: "hello" }>): void {
     this.#trace.hello(message.trace, message.resume !== undefined);
     if (message.resume !== undefined) {
-      const { session, after, applied } = message.resume;
-      this.#resume(session, after, applied, message.trace);
+      const { session, ...from } = message.resume;
+      this.#resume(session, from, message.trace);
       return;
     }
     this.#state = "starting";
@@ -379,12 +379,7 @@ export class RelayConnection implements Peer {
     );
   }
 
-  #resume(
-    token: string,
-    after: number,
-    applied: number | undefined,
-    trace: TraceContext | undefined,
-  ): void {
+  #resume(token: string, from: ResumePoint, trace: TraceContext | undefined): void {
     const credential = this.#credential;
     // Another owner's session is answered exactly as an unknown one, before anything about
     // it (how much output it has) can show.
@@ -411,13 +406,13 @@ export class RelayConnection implements Peer {
           return;
         }
         // Fenced off meanwhile (its session ended): the store knows where it stands.
-        if (found.forgotten) this.#resume(token, after, applied, trace);
-        else this.#resumeLive(found, after);
+        if (found.forgotten) this.#resume(token, from, trace);
+        else this.#resumeLive(found, from.after);
       });
       return;
     }
     this.#state = "starting";
-    this.#host.wake(token, after, applied, credential, trace).then(
+    this.#host.wake(token, from, credential, trace).then(
       (session) => {
         if (this.#state === "closed" || this.#host.closing) {
           // Its token is known: it waits for the next resume (a closing relay keeps it too).
@@ -426,7 +421,7 @@ export class RelayConnection implements Peer {
         }
         this.#state = "open";
         if (session === undefined) this.#unknownSession();
-        else this.#resumeLive(session, after);
+        else this.#resumeLive(session, from.after);
       },
       (error: unknown) => {
         this.#state = "open";

@@ -5,11 +5,21 @@
  * @module
  */
 
-import type { SpawnRequest } from "../../src/wire/wire.ts";
+import type { ClientMessage, SpawnRequest } from "../../src/wire/wire.ts";
 import type { TraceContext } from "../../src/telemetry/_trace_context.ts";
 import type { Credential } from "./_access.ts";
 import type { RelayConnection } from "./_connection.ts";
 import type { RelaySession } from "./_relay_session.ts";
+
+/**
+ * Where a client resumes a session from: the last output it has (`after`),
+ * the highest input it was acknowledged (`applied`) and the user line the last
+ * result it read answers (`answered`), as its hello said.
+ */
+export type ResumePoint = Omit<
+  NonNullable<Extract<ClientMessage, { t: "hello" }>["resume"]>,
+  "session"
+>;
 
 /** What a connection needs from the relay. */
 export interface ConnectionHost {
@@ -42,7 +52,7 @@ export interface ConnectionHost {
   /**
    * Starts a hibernated session again (`claude --resume`) if the credential's
    * owner owns it, or one the shared session store holds the record of (its
-   * output numbering continuing after `after`); resolves with `undefined`
+   * output numbering continuing after `from.after`); resolves with `undefined`
    * for an unknown one or another owner's, alike. Asked only for a
    * credential whose policy allows resumes.
    *
@@ -50,8 +60,7 @@ export interface ConnectionHost {
    */
   wake(
     token: string,
-    after: number,
-    applied: number | undefined,
+    from: ResumePoint,
     credential: Credential,
     trace: TraceContext | undefined,
   ): Promise<RelaySession | undefined>;

@@ -30,7 +30,7 @@ import {
 import { type Credential, Gate, ownedBy } from "./_access.ts";
 import { healthUnauthorized, mayReadHealth } from "./_health.ts";
 import { RelayConnection } from "./_connection.ts";
-import type { ConnectionHost } from "./_connection_host.ts";
+import type { ConnectionHost, ResumePoint } from "./_connection_host.ts";
 import {
   handshakesFull,
   healthResponse,
@@ -185,8 +185,7 @@ export class Relay implements RelayServer, ConnectionHost {
 
   wake(
     token: string,
-    after: number,
-    applied: number | undefined,
+    from: ResumePoint,
     credential: Credential,
     trace: TraceContext | undefined,
   ): Promise<RelaySession | undefined> {
@@ -201,7 +200,7 @@ export class Relay implements RelayServer, ConnectionHost {
     // since it was hibernated here, and the store knows where it stands.
     if (
       record !== undefined && store !== undefined &&
-      (after > record.restore.outSeq || (applied ?? 0) > record.restore.applied)
+      (from.after > record.restore.outSeq || (from.applied ?? 0) > record.restore.applied)
     ) {
       record = undefined;
     }
@@ -209,7 +208,7 @@ export class Relay implements RelayServer, ConnectionHost {
     const waking = this.#room.track(
       record !== undefined
         ? this.#wakeHibernated(record, credential, trace)
-        : this.#wakeFromStore(token, after, applied, credential, trace),
+        : this.#wakeFromStore(token, from, credential, trace),
     );
     this.#waking.set(token, waking);
     const forget = () => this.#waking.delete(token);
@@ -299,14 +298,13 @@ export class Relay implements RelayServer, ConnectionHost {
   /* A session another relay (or this one, before a restart) ran, resumed from the store. */
   async #wakeFromStore(
     token: string,
-    after: number,
-    applied: number | undefined,
+    from: ResumePoint,
     credential: Credential,
     remote: TraceContext | undefined,
   ): Promise<RelaySession | undefined> {
     const place = await this.#config.tenants.place(credential.owner);
     const settings = { ...this.#config, ...place };
-    const wake = await wakeFromStore(token, { after, applied }, credential, settings);
+    const wake = await wakeFromStore(token, from, credential, settings);
     return wake === undefined ? undefined : await this.#wake(wake, credential, remote);
   }
 
@@ -319,7 +317,7 @@ export class Relay implements RelayServer, ConnectionHost {
     this.#room.assert(credential.owner, true);
     const release = this.#room.hold(credential.owner);
     try {
-      if (wake.resent !== undefined) await assertStored(wake.resent);
+      if (wake.resent !== undefined) await assertStored(wake.resent, wake.answered);
       const epoch = await this.#takeOver(wake.cliSessionId, wake.epoch + 1);
       // Taken over: the old relay writes no more, and its last input may have been recorded
       // meanwhile, or be in flight (the new CLI must not run it twice).
@@ -519,9 +517,14 @@ function isStoreFailure(error: unknown): boolean {
 /*
  * Before a resume from the store takes its conversation over (fencing off the relay that runs
  * it): the store must hold its transcript, else the new CLI cannot start and the old one would
- * be fenced off for nothing (its first turn still running, say). Refused `busy`: try later.
+ * be fenced off for nothing (its first turn still running, say). And it must hold the user
+ * line the client's last result answered (`answered`): a turn can reach its client while its
+ * transcript's append fails (turns go on through a store outage; the old relay's mirror catches
+ * the store up when it is back), and a takeover before that catch-up would fence it off, and
+ * resume a history without a turn the client was given. Refused `busy`: try later (the client
+ * stops after its reconnect attempts, with the refusal's words).
  */
-async function assertStored(resent: Resent): Promise<void> {
+async function assertStored(resent: Resent, answered: string | undefined): Promise<void> {
   let entries;
   try {
     using limit = deadline(resent.loadTimeoutMs);
@@ -538,6 +541,14 @@ async function assertStored(resent: Resent): Promise<void> {
       "busy",
       "Cannot resume the session yet: the session store holds none of its transcript (its first " +
         "turn may still be running on another relay); try again later",
+    );
+  }
+  if (answered !== undefined && !entries.some((entry) => entry.uuid === answered)) {
+    throw new Refusal(
+      "busy",
+      `Cannot resume the session yet: the session store's transcript lacks the turn of user ` +
+        `line ${answered}, whose result the client has (the relay that ran it may still be ` +
+        "writing it); try again later",
     );
   }
 }

@@ -70,6 +70,9 @@ export interface Config {
  * @throws {TypeError} For an option of the wrong type.
  * @throws {RangeError} For a `…Ms` option out of range, or a secret shorter than 32 bytes.
  */
+/** The relay's sessions' `mirror.maxCatchUpDelayMs` unless its `cli.mirror` sets it. */
+const RELAY_MAX_CATCH_UP_DELAY_MS = 5_000;
+
 export function checkOptions(options: RelayOptions): Config {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("Cannot serve the relay: options must be an object");
@@ -113,9 +116,14 @@ export function checkOptions(options: RelayOptions): Config {
     throw new TypeError("Cannot serve the relay: cli must be an object of subprocess options");
   }
   const { sessionStore, projectKey } = checkStore(options, given);
-  const cli: SubprocessOptions = sessionStore === undefined
-    ? given
-    : { ...given, sessionStore, ...(projectKey === undefined ? {} : { projectKey }) };
+  // A store behind catches up within seconds of its return: a client resuming the conversation
+  // on another relay waits for it (`_relay.ts`, assertStored).
+  const cli: SubprocessOptions = sessionStore === undefined ? given : {
+    ...given,
+    sessionStore,
+    ...(projectKey === undefined ? {} : { projectKey }),
+    mirror: { maxCatchUpDelayMs: RELAY_MAX_CATCH_UP_DELAY_MS, ...given.mirror },
+  };
   // Checks the base options now (pure: spawns nothing, builds nothing); each session's own
   // options (the base with what its spawn request adds) are checked when it starts.
   checkSubprocessOptions(cli);

@@ -102,13 +102,18 @@ export interface Wake {
   readonly written?: (epoch: number) => Promise<number | undefined>;
   /** Set for a resume from the store: how re-sent lines the old CLI had are told. */
   readonly resent?: Resent;
+  /**
+   * For a resume from the store: the user line the client's last result
+   * answers, which the store's transcript must hold before the takeover.
+   */
+  readonly answered?: string;
 }
 
 /**
  * What a session starts from: a spawn request (no CLI session id when it
  * cannot be resumed later), or a resume ({@linkcode Wake}, its epoch the next).
  */
-export type Start = Omit<Wake, "cliSessionId" | "restore" | "resent"> & {
+export type Start = Omit<Wake, "cliSessionId" | "restore" | "resent" | "answered"> & {
   readonly cliSessionId: string | undefined;
   readonly restore?: Restore;
   readonly resent?: Resent;

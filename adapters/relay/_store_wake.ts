@@ -18,6 +18,7 @@ import { type Credential, ownedBy } from "./_access.ts";
 import { Refusal } from "./_policy.ts";
 import { lastRecord, lastWritten, recordKey, sha256 } from "./_relay_record.ts";
 import type { Wake } from "./_relay_session_types.ts";
+import type { ResumePoint } from "./_connection_host.ts";
 import { wakeOptions, workspaceFolder } from "./_wake_options.ts";
 
 /** Where the relay's store and spawn settings are (the relay's `Config`). */
@@ -37,7 +38,8 @@ export interface WakeSettings {
  * @param from `after`: the last output sequence number the client has (the
  *   new session's output numbering continues after it: this relay has none
  *   of the old one's output); `applied`: the highest input the old relay
- *   acknowledged to the client, when it says.
+ *   acknowledged to the client, when it says; `answered`: the user line the
+ *   last result the client read answers, when it says (the wake's `answered`).
  * @param credential The asking credential.
  * @param settings The store and spawn settings.
  * @returns The resume (the token and the input numbering continued, no output, the stored
@@ -53,7 +55,7 @@ export interface WakeSettings {
  */
 export async function wakeFromStore(
   token: string,
-  from: { readonly after: number; readonly applied: number | undefined },
+  from: ResumePoint,
   credential: Credential,
   settings: WakeSettings,
 ): Promise<Wake | undefined> {
@@ -65,7 +67,7 @@ export async function wakeFromStore(
     return undefined;
   }
   const { cliSessionId, spawn, epoch } = record;
-  const { after, applied } = from;
+  const { after, applied, answered } = from;
   if (applied !== undefined && applied > record.applied) {
     throw new Refusal(
       "busy",
@@ -88,6 +90,7 @@ export async function wakeFromStore(
     epoch,
     restore: { id: token, outSeq: after, keptAfter: after, applied: record.applied, tail: [] },
     written: (epoch) => writtenBefore(store, key, cliSessionId, epoch, loadTimeoutMs),
+    ...(answered === undefined ? {} : { answered }),
     resent: {
       store,
       transcript: {

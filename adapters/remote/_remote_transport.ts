@@ -8,7 +8,9 @@
  *   acknowledgement); what arrives is read in order (`InboundFrames`), checked
  *   (`parseRelayMessage`, the output sequence) and handed to the streams.
  * - A dropped connection is resumed (`reconnect`): output continues after the
- *   last entry seen, unacknowledged input is sent again.
+ *   last entry seen, unacknowledged input is sent again, and the resume names
+ *   the last turn the session read a result of (`answered`): a relay resuming
+ *   from the store waits until the store holds it.
  */
 
 import { abortable, deadline } from "../../src/_deadline.ts";
@@ -72,6 +74,8 @@ export class RemoteTransport implements Transport {
   #url: string;
   #ending: Ending = "open";
   #closing: Promise<TransportExit> | undefined;
+  /** The user line the last result the session read answers, if any. */
+  #answered: string | undefined;
 
   static async open(settings: Settings, context?: TransportOpenContext): Promise<RemoteTransport> {
     // The session's trace context, checked as the relay will: a bad one is not sent.
@@ -137,6 +141,10 @@ export class RemoteTransport implements Transport {
     const { entry, written } = this.#input.add(line);
     this.#outbox.send({ t: "in", seq: entry.seq, line });
     return written;
+  }
+
+  answered(uuid: string): void {
+    this.#answered = uuid;
   }
 
   endInput(): Promise<void> {
@@ -310,7 +318,12 @@ export class RemoteTransport implements Transport {
 
   async #reconnect(why: string, closeCode: number | undefined): Promise<void> {
     const after = this.#outbox.delivered;
-    const resume = { session: this.#session, after, applied: this.#input.acknowledged };
+    const resume = {
+      session: this.#session,
+      after,
+      applied: this.#input.acknowledged,
+      ...(this.#answered === undefined ? {} : { answered: this.#answered }),
+    };
     const hello: ClientMessage = { t: "hello", v: 1, resume, ...this.#traced };
     let outcome;
     try {

@@ -31,6 +31,8 @@ export interface FrameParts {
   commandsChanged(commands: unknown[]): void;
   /** Delivers an event to subscribers. */
   publish(event: SessionEvent): void;
+  /** A result answered this user line (the transport's `answered`), when the transport asks. */
+  readonly answered?: (uuid: string) => void;
 }
 
 /**
@@ -75,11 +77,16 @@ export function routeFrame(raw: Record<string, unknown>, parts: FrameParts): voi
         parts.commandsChanged(frame.commands);
       }
       break;
-    case "result":
+    case "result": {
       parts.publish(frame);
       parts.mirror?.flushAll();
       parts.turns.onResult(frame);
+      const uuid = Array.isArray(frame.user_message_uuids)
+        ? frame.user_message_uuids.at(-1)
+        : frame.user_message_uuid;
+      if (typeof uuid === "string") parts.answered?.(uuid);
       return;
+    }
     case "transcript_mirror":
       if (parts.mirror) {
         parts.mirror.take(frame);

@@ -22,7 +22,6 @@ import {
 
 /** The checked mirror options. */
 type MirrorSettings = Required<MirrorOptions>;
-const MAX_CATCH_UP_DELAY_MS = 60_000;
 /** Identities remembered after a catch-up, to trim frames that repeat what it appended. */
 const RECENT = 1000;
 
@@ -74,6 +73,7 @@ export function checkMirrorOptions(options: MirrorOptions = {}): MirrorSettings 
     attempts: count("attempts", 3),
     appendTimeoutMs: ms("appendTimeoutMs", 60_000),
     catchUpDelayMs: ms("catchUpDelayMs", 1000),
+    maxCatchUpDelayMs: ms("maxCatchUpDelayMs", 60_000),
     closeFlushMs: ms("closeFlushMs", 10_000),
   };
 }
@@ -299,7 +299,8 @@ export class TranscriptMirror {
       transcript.behind = first; // the earliest line the store may lack
       transcript.pending = [];
       transcript.bytes = 0;
-      transcript.catchUpDelay = Math.min(MAX_CATCH_UP_DELAY_MS, transcript.catchUpDelay * 2);
+      const { maxCatchUpDelayMs } = this.#settings;
+      transcript.catchUpDelay = Math.min(maxCatchUpDelayMs, transcript.catchUpDelay * 2);
       this.#publish({
         type: "mirror",
         status: "failed",

@@ -109,6 +109,7 @@ export function wireSession(
     identified,
     commandsChanged: (commands) => startup.commandsChanged(commands), // frames come after wiring
     publish,
+    ...(transport.answered ? { answered: (uuid: string) => transport.answered!(uuid) } : {}),
   };
   const pump = new ReadPump({
     transport,

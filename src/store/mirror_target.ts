@@ -45,11 +45,20 @@ export interface MirrorOptions {
   readonly appendTimeoutMs?: number;
   /**
    * The first wait before a catch-up from the local transcript (doubling up
-   * to a minute while the store keeps failing).
+   * to `maxCatchUpDelayMs` while the store keeps failing).
    *
    * @default {1000}
    */
   readonly catchUpDelayMs?: number;
+  /**
+   * The longest wait between catch-ups: how long after the store is back
+   * the transcript may still be behind. The relay's sessions use 5000 unless
+   * its `cli.mirror` says otherwise (a client resuming the conversation on
+   * another relay waits for the catch-up).
+   *
+   * @default {60000}
+   */
+  readonly maxCatchUpDelayMs?: number;
   /**
    * How long `close()` waits for pending appends and a last catch-up.
    *

@@ -36,6 +36,8 @@ export type { TransportExit };
  * - `closed` resolves exactly once, with how the peer ended, and never rejects.
  * - `close()` ends the peer (politely first, then by force), is idempotent,
  *   finishes in bounded time and resolves with the same value as `closed`.
+ * - `answered(uuid)`, when a transport has it, is told each `result` the
+ *   session read, by the user line it answers; it must not throw.
  */
 export interface Transport {
   /** Output of the peer: byte chunks cut anywhere. */
@@ -58,6 +60,17 @@ export interface Transport {
   close(): Promise<TransportExit>;
   /** Same as {@linkcode Transport.close}. */
   [Symbol.asyncDispose](): Promise<void>;
+  /**
+   * The session read a `result`: `uuid` is the last user line it answers
+   * (its `user_message_uuids`, or `user_message_uuid`). A transport that
+   * resumes its peer elsewhere keeps the last one: the remote transport names
+   * it when it resumes, so that a relay resuming the conversation from the
+   * session store waits until the store holds that turn instead of resuming
+   * a history without it. Optional; the session calls it when present.
+   *
+   * @param uuid The user line's uuid.
+   */
+  answered?(uuid: string): void;
 }
 
 /** What a transport tells about itself and its peer. */

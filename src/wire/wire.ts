@@ -86,12 +86,15 @@ export type ClientMessage =
     spawn?: SpawnRequest;
     /**
      * To continue a session after a dropped connection: its token, the last
-     * output the client has, and the highest input the relay acknowledged to
-     * it (`applied`; a relay resuming from the store refuses `busy` while the
-     * store's record holds less: the relay that ran the session may still be
-     * writing it).
+     * output the client has, the highest input the relay acknowledged to it
+     * (`applied`), and the user line the last result it read answers
+     * (`answered`, that line's `uuid`). A relay resuming from the store
+     * refuses `busy` while the store's record holds less input, or its
+     * transcript lacks that line: the relay that ran the session may still be
+     * writing them, and a history without a turn the client was given would
+     * silently lose it.
      */
-    resume?: { session: string; after: number; applied?: number };
+    resume?: { session: string; after: number; applied?: number; answered?: string };
     /**
      * The client's W3C trace context (its session span): the relay's spans
      * for this connection and session join that trace, and so does the CLI

@@ -206,6 +206,13 @@ function unexpected(t: string): { readonly ok: false; readonly reason: string } 
   return invalid(`Unexpected message ${quoted(t)}`);
 }
 
+/** The longest user line uuid a resume may name (a UUID has 36; the CLI takes any string). */
+const MAX_UUID_CHARS = 128;
+
+function isLineUuid(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_UUID_CHARS;
+}
+
 function hello(value: Record<string, unknown>): WireResult<ClientMessage> {
   const { v, spawn, resume } = value;
   if (v !== 1) return invalid(`Unsupported protocol version ${quoted(v)}; this is version 1`);
@@ -216,16 +223,23 @@ function hello(value: Record<string, unknown>): WireResult<ClientMessage> {
     if (spawn !== undefined) return invalid("A hello has either spawn or resume, not both");
     if (
       !isRecord(resume) || typeof resume.session !== "string" || !isSeq(resume.after) ||
-      (resume.applied !== undefined && !isSeq(resume.applied))
+      (resume.applied !== undefined && !isSeq(resume.applied)) ||
+      (resume.answered !== undefined && !isLineUuid(resume.answered))
     ) {
       return needs(
         "hello",
         "resume",
-        "an object { session: string, after: integer >= 0, applied?: integer >= 0 }",
+        "an object { session: string, after: integer >= 0, applied?: integer >= 0, " +
+          `answered?: string of 1 to ${MAX_UUID_CHARS} characters }`,
       );
     }
-    const { session, after, applied } = resume;
-    const point = applied === undefined ? { session, after } : { session, after, applied };
+    const { session, after, applied, answered } = resume;
+    const point = {
+      session,
+      after,
+      ...(applied === undefined ? {} : { applied }),
+      ...(answered === undefined ? {} : { answered }),
+    };
     return ok({ t: "hello", v: 1, resume: point, ...traced });
   }
   if (spawn === undefined) return ok({ t: "hello", v: 1, ...traced });

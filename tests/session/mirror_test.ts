@@ -117,6 +117,19 @@ Deno.test("transcript mirror", async (t) => {
     assert.ok(failed?.status === "failed" && failed.retryInMs === 20);
   });
 
+  await t.step("catch-ups back off, doubling up to maxCatchUpDelayMs", async () => {
+    const { store, events, mirror, write } = setUp({ attempts: 1, maxCatchUpDelayMs: 50 });
+    store.down = true;
+    write(entry(1));
+    await until(() => events.filter((e) => e.status === "failed").length >= 5);
+    const waits = events.flatMap((e) => e.status === "failed" ? [e.retryInMs] : []);
+    assert.deepEqual(waits.slice(0, 5), [20, 40, 50, 50, 50]);
+    store.down = false;
+    await until(() => events.some((e) => e.status === "caught_up"), 1000);
+    await mirror.close();
+    assert.deepEqual(store.rows.map((row) => row.n), [1]);
+  });
+
   await t.step("frames still in the pipe after a catch-up are not appended twice", async () => {
     const { store, events, mirror, local } = setUp({ attempts: 1 });
     const take = (entries: SessionStoreEntry[]) =>

@@ -12,6 +12,8 @@ import {
   resultFrame,
 } from "../../src/testing/frames.ts";
 import type { ScriptedCli } from "../../src/testing/scripted_cli.ts";
+import type { Transport } from "../../src/transport/transport.ts";
+import { ScriptedCli as ScriptedCliClass } from "../../src/testing/scripted_cli.ts";
 import { eventsUntil, scripted, tick } from "./_helpers.ts";
 
 /** Waits for the user line with `uuid` (or the next one) and returns its frame. */
@@ -263,4 +265,39 @@ Deno.test("with a CLI that names no lines, lines an interrupt cancelled leave it
   const settled = await Promise.race([first.then(() => "settled"), tick(50).then(() => "hung")]);
   assert.equal(settled, "settled", "the receipt is no lifecycle frame of the CLI's");
   assert.equal((await first).result.isError, true);
+});
+
+Deno.test("the transport is told the last line each result answers (what a remote resume names)", async () => {
+  const cli = new ScriptedCliClass({ echo: false });
+  const told: string[] = [];
+  const session = await DuplexSession.start({
+    transport: async (context) => {
+      const inner = await cli.transport(context);
+      const wrapped: Transport = {
+        readable: inner.readable,
+        info: inner.info,
+        closed: inner.closed,
+        write: (line) => inner.write(line),
+        endInput: () => inner.endInput(),
+        close: () => inner.close(),
+        [Symbol.asyncDispose]: () => inner[Symbol.asyncDispose](),
+        answered: (uuid) => told.push(uuid),
+      };
+      return wrapped;
+    },
+  });
+  await using _ = session;
+  const first = session.send("first", { queue: true, uuid: "u1" });
+  const second = session.send("second", { queue: true, uuid: "u2" });
+  const third = session.send("third", { queue: true, uuid: "u3" });
+  await userLine(cli, "third");
+  finish(cli, ["u1"], "one");
+  await first;
+  assert.deepEqual(told, ["u1"]);
+  finish(cli, ["u2", "u3"], "two and three"); // one turn ran both: the last line is named
+  await Promise.all([second, third]);
+  assert.deepEqual(told, ["u1", "u3"]);
+  cli.emit(resultFrame({ text: "task notification" })); // a result that names no line
+  await tick(20);
+  assert.deepEqual(told, ["u1", "u3"], "a result naming no line tells nothing");
 });

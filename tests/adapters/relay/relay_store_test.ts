@@ -6,6 +6,7 @@
  * numbering and no line written twice.
  */
 
+import { checkOptions } from "../../../adapters/relay/_relay_config.ts";
 import assert from "node:assert/strict";
 import { bearerProtocol, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
@@ -445,6 +446,20 @@ Deno.test("relay: a resume elsewhere before the store holds any of the transcrip
       sessionId: cliSessionId,
     });
     assert.ok((stored ?? []).length > 0, "a's turn is stored");
+  } finally {
+    await Deno.remove(workspace, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("relay: with a store, its sessions catch the store up within 5 s of its return", async () => {
+  const workspace = await makeTestDir();
+  try {
+    const store = new InMemorySessionStore();
+    const base = { tokens: [TOKEN], workspace, sessionStore: store };
+    assert.deepEqual(checkOptions(base).cli.mirror, { maxCatchUpDelayMs: 5_000 });
+    const given = { ...base, cli: { mirror: { maxCatchUpDelayMs: 9_000, attempts: 2 } } };
+    assert.deepEqual(checkOptions(given).cli.mirror, { maxCatchUpDelayMs: 9_000, attempts: 2 });
+    assert.equal(checkOptions({ tokens: [TOKEN], workspace }).cli.mirror, undefined);
   } finally {
     await Deno.remove(workspace, { recursive: true }).catch(() => {});
   }

@@ -24,10 +24,18 @@
  *   when the store did not take its record. It now does so only while the
  *   client answers on that connection; otherwise the line waits for the
  *   store, and then for the fence.
+ *
+ * And by its count of turns delivered but missing from the store's history
+ * (16 turns of about 28,800 in 30 short runs; once a conversation that could
+ * never be resumed): a turn reached its client while its transcript's append
+ * failed, and another relay took the conversation over before the old one's
+ * mirror caught the store up. The client now names the last turn it has a
+ * result of when it resumes, and a relay resuming from the store refuses
+ * `busy` until the store holds it.
  */
 
 import assert from "node:assert/strict";
-import { DuplexSession } from "../../../mod.ts";
+import { DuplexSession, isDuplexError } from "../../../mod.ts";
 import { remote } from "../../../adapters/remote/mod.ts";
 import { RELAY_SESSIONS_PROJECT_KEY } from "../../../adapters/relay/mod.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
@@ -83,15 +91,21 @@ class HeldView implements SessionStore {
   }
 }
 
-/** One relay's way to a shared store, which refuses every call while `down` (an outage it sees). */
+/**
+ * One relay's way to a shared store, which refuses every call while `down` (an outage it sees),
+ * and transcript appends while `transcriptsDown` (its records' snapshots land first).
+ */
 class OutageView implements SessionStore {
   readonly #store: SessionStore;
   down = false;
+  transcriptsDown = false;
   constructor(store: SessionStore) {
     this.#store = store;
   }
   append(key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
-    return this.down ? Promise.reject(new Error("store down")) : this.#store.append(key, entries);
+    const refused = this.down ||
+      (this.transcriptsDown && key.projectKey !== RELAY_SESSIONS_PROJECT_KEY);
+    return refused ? Promise.reject(new Error("store down")) : this.#store.append(key, entries);
   }
   load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
     return this.down ? Promise.reject(new Error("store down")) : this.#store.load(key);
@@ -102,7 +116,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Two relays (a through `viewOfA`), a proxy to a, the stand-in's journal, and a conversation whose
- * first turn a ran; `fn` runs with them.
+ * first turn a ran, its client reconnecting up to `attempts` times; `fn` runs with them.
  */
 async function withRelays<View extends SessionStore>(
   viewOfA: (store: SessionStore) => View,
@@ -117,6 +131,7 @@ async function withRelays<View extends SessionStore>(
       sessionId: string;
     },
   ) => Promise<void>,
+  attempts = 40,
 ): Promise<void> {
   const root = await makeTestDir();
   const store = new InMemorySessionStore();
@@ -137,7 +152,7 @@ async function withRelays<View extends SessionStore>(
       transport: remote({
         url: link.url,
         token: TOKEN,
-        reconnect: { attempts: 40, initialDelayMs: 50, maxDelayMs: 200 },
+        reconnect: { attempts, initialDelayMs: 50, maxDelayMs: 200 },
       }),
     });
     const first = await session.send("first", { timeoutMs: 10_000 });
@@ -310,4 +325,45 @@ Deno.test("relay: a client back at its relay during a store outage resumes the s
     });
     await oneHistory(journal, store, sessionId, 1); // a kept its CLI
   });
+});
+
+Deno.test("relay: a takeover waits until the store holds the turn its client was last given", async () => {
+  await withRelays((store) => new OutageView(store), async (parts) => {
+    const { session, link, ports, journal, store, view, sessionId } = parts;
+    view.transcriptsDown = true; // a's transcript appends fail; its records land
+    let second;
+    try {
+      second = await session.send("second", { timeoutMs: 10_000 });
+      assert.equal(second.result.isError, false, "turns go on through the outage");
+      const stored = JSON.stringify(await store.load({ projectKey: PROJECT, sessionId }));
+      assert.ok(!stored.includes(second.uuid), "the store lacks the second turn");
+      link.point(ports.b);
+      link.cut(); // b would resume a history without the second turn: it refuses, busy
+      await sleep(1_000);
+    } finally {
+      view.transcriptsDown = false; // a's mirror catches the store up, unfenced
+    }
+    const third = await session.send("third", { timeoutMs: 20_000 });
+    assert.equal(third.result.isError, false, "the conversation went on through b");
+    assert.match(third.result.text, /turn 3 of/, "a CLI that had the second turn");
+    const processes = await oneHistory(journal, store, sessionId, 2);
+    assert.ok(processes[1]!.includes(second.uuid), "b's CLI resumed the second turn");
+  });
+});
+
+Deno.test("relay: a client whose last turn never reaches the store ends with busy naming it", async () => {
+  await withRelays((store) => new OutageView(store), async (parts) => {
+    const { session, link, ports, journal, view, sessionId } = parts;
+    view.transcriptsDown = true; // for good: a's mirror never catches the store up
+    const second = await session.send("second", { timeoutMs: 10_000 });
+    link.point(ports.b);
+    link.cut();
+    const third = await session.send("third", { timeoutMs: 30_000 }).catch((error) => error);
+    assert.ok(isDuplexError(third, "process_exited"), String(third));
+    assert.match(
+      third.exit?.reason ?? "",
+      new RegExp(`busy: .*transcript lacks the turn of user line ${second.uuid}`),
+    );
+    assert.equal((await journalOf(journal, sessionId)).length, 1, "b started no CLI");
+  }, 5);
 });

@@ -42,7 +42,7 @@ async function snapshot(change: Partial<RelayRecord>): Promise<SessionStoreEntry
 
 /** Wakes session `t` from `store` (its bound `boundMs`) and returns its `written`. */
 async function wake(store: Records, workspace: string, boundMs = 400) {
-  const found = await wakeFromStore("t", { after: 0, applied: undefined }, {
+  const found = await wakeFromStore("t", { after: 0 }, {
     owner: OWNER,
     policy: checkPolicy({ allowResume: true }),
   }, {

@@ -211,6 +211,26 @@ Deno.test("remote() resumes after a dropped connection: nothing lost, nothing tw
     assert.equal((await transport.closed).code, 0);
   }));
 
+Deno.test("remote() names in its resume the last line a result answered", {
+  permissions: PERMISSIONS,
+}, () =>
+  withRelay(async (relay) => {
+    const { transport, connection } = await connect(relay);
+    transport.answered?.("u-1");
+    transport.answered?.("u-2"); // the session read a later result
+    connection.close(4999);
+    const resumed = await relay.accept();
+    const hello = await resumed.next("hello");
+    assert.deepEqual(hello.resume, { session: "s-1", after: 0, applied: 0, answered: "u-2" });
+    resumed.send({ t: "ready", session: "s-1", resumed: true, inSeq: 0, graceMs: 1000 });
+    resumed.send({
+      t: "exit",
+      seq: 1,
+      exit: { code: 0, signal: null, stderrTail: "", requested: false },
+    });
+    assert.equal((await transport.closed).code, 0);
+  }));
+
 Deno.test("remote() ends with the reason when the relay cannot resume", {
   permissions: PERMISSIONS,
 }, () =>

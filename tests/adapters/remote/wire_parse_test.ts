@@ -25,6 +25,7 @@ Deno.test("parseClientMessage() takes each client message, checking every field"
         { t: "hello", v: 1, spawn: { model: "sonnet", maxTurns: 2, includePartialMessages: true } },
         { t: "hello", v: 1, resume: { session: "s", after: 0 } },
         { t: "hello", v: 1, resume: { session: "s", after: 4, applied: 2 } },
+        { t: "hello", v: 1, resume: { session: "s", after: 4, applied: 2, answered: "u-7" } },
         { t: "in", seq: 1, line: '{"a":1}' },
         { t: "ack", seq: 0 },
         { t: "eof" },
@@ -60,6 +61,15 @@ Deno.test("parseClientMessage() takes each client message, checking every field"
         [
           json({ t: "hello", v: 1, resume: { session: "s", after: 0, applied: "2" } }),
           /needs resume/,
+        ],
+        [json({ t: "hello", v: 1, resume: { session: "s", after: 0, answered: 7 } }), /answered\?/],
+        [
+          json({ t: "hello", v: 1, resume: { session: "s", after: 0, answered: "" } }),
+          /needs resume/,
+        ],
+        [
+          json({ t: "hello", v: 1, resume: { session: "s", after: 0, answered: "u".repeat(129) } }),
+          /1 to 128 characters/,
         ],
         [json({ t: "hello", v: 1, spawn: [] }), /spawn request must be an object/],
         [json({ t: "hello", v: 1, spawn: { model: 1 } }), /model must be a string/],
