@@ -2,8 +2,8 @@
  * The fleet soak's short version as a test (`deno task soak --short`, with
  * the stand-in CLI): three relay processes behind HAProxy, PostgreSQL, every
  * fault of the schedule once, and the checks: 0 turns lost, 0 duplicated
- * (nor run twice by a CLI), every store transcript equal to its CLI's,
- * nothing left (processes, listening ports, connected sockets). IGNORED
+ * (nor run twice by a CLI), every store transcript equal to its CLI's and
+ * holding every turn its client was given, nothing left (processes, listening ports, connected sockets). IGNORED
  * loudly without HAProxy or PostgreSQL, FAILED instead with `CI=true`.
  */
 
@@ -55,10 +55,14 @@ if (!permitted) {
       );
       assert.ok(report.delivered >= report.turnsSent * 0.9, `most turns delivered:\n${shown}`);
     });
-    await t.step("every store transcript equals its CLI's, by uuid, in order", () => {
-      assert.ok(report.transcriptsChecked >= report.options.conversations, shown);
-      assert.deepEqual(report.transcriptsDiffering, [], shown);
-    });
+    await t.step(
+      "every store transcript equals its CLI's, by uuid, in order, and holds every delivered turn",
+      () => {
+        assert.ok(report.transcriptsChecked >= report.options.conversations, shown);
+        assert.deepEqual(report.transcriptsDiffering, [], shown);
+        assert.equal(report.deliveredForgotten, 0, `every delivered turn in the store:\n${shown}`);
+      },
+    );
     await t.step("every fault was injected; a killed relay's conversations went on", () => {
       assert.equal(report.faults.length, 7, shown);
       const kill = report.faults.find((fault) => fault.name === "relay_sigkill");
