@@ -38,7 +38,7 @@ import {
   type ScriptedCliOptions,
   type ScriptedExit,
 } from "../../src/testing/scripted_cli.ts";
-import { countListeners, tick } from "../session/_helpers.ts";
+import { countListeners, tick, wrap } from "../session/_helpers.ts";
 
 // ---------------------------------------------------------------------------
 // Harness
@@ -225,20 +225,6 @@ function crashingOnClose(exit: ScriptedExit): (cli: ScriptedCli) => TransportFac
         return inner.close().then(() => closed);
       },
     });
-  };
-}
-
-function wrap(inner: Transport, overrides: Partial<Transport>): Transport {
-  return {
-    readable: inner.readable,
-    ...(inner.stderr ? { stderr: inner.stderr } : {}),
-    info: inner.info,
-    closed: inner.closed,
-    write: (line) => inner.write(line),
-    endInput: () => inner.endInput(),
-    close: () => inner.close(),
-    [Symbol.asyncDispose]: () => inner[Symbol.asyncDispose](),
-    ...overrides,
   };
 }
 

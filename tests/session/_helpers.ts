@@ -6,6 +6,7 @@ import {
   type Subscription,
 } from "../../mod.ts";
 import { ScriptedCli, type ScriptedCliOptions } from "../../src/testing/scripted_cli.ts";
+import type { Transport } from "../../src/transport/transport.ts";
 
 /** Starts a session over a scripted CLI. */
 export async function scripted(
@@ -74,4 +75,19 @@ export async function replyTo(
     { timeoutMs: 2000 },
   );
   return frame.response as Record<string, unknown>;
+}
+
+/** A transport that is `inner` but for `overrides`. */
+export function wrap(inner: Transport, overrides: Partial<Transport>): Transport {
+  return {
+    readable: inner.readable,
+    ...(inner.stderr ? { stderr: inner.stderr } : {}),
+    info: inner.info,
+    closed: inner.closed,
+    write: (line) => inner.write(line),
+    endInput: () => inner.endInput(),
+    close: () => inner.close(),
+    [Symbol.asyncDispose]: () => inner[Symbol.asyncDispose](),
+    ...overrides,
+  };
 }

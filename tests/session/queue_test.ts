@@ -12,9 +12,8 @@ import {
   resultFrame,
 } from "../../src/testing/frames.ts";
 import type { ScriptedCli } from "../../src/testing/scripted_cli.ts";
-import type { Transport } from "../../src/transport/transport.ts";
 import { ScriptedCli as ScriptedCliClass } from "../../src/testing/scripted_cli.ts";
-import { eventsUntil, scripted, tick } from "./_helpers.ts";
+import { eventsUntil, scripted, tick, wrap } from "./_helpers.ts";
 
 /** Waits for the user line with `uuid` (or the next one) and returns its frame. */
 function userLine(cli: ScriptedCli, text: string): Promise<Record<string, unknown>> {
@@ -271,20 +270,8 @@ Deno.test("the transport is told the last line each result answers (what a remot
   const cli = new ScriptedCliClass({ echo: false });
   const told: string[] = [];
   const session = await DuplexSession.start({
-    transport: async (context) => {
-      const inner = await cli.transport(context);
-      const wrapped: Transport = {
-        readable: inner.readable,
-        info: inner.info,
-        closed: inner.closed,
-        write: (line) => inner.write(line),
-        endInput: () => inner.endInput(),
-        close: () => inner.close(),
-        [Symbol.asyncDispose]: () => inner[Symbol.asyncDispose](),
-        answered: (uuid) => told.push(uuid),
-      };
-      return wrapped;
-    },
+    transport: async (context) =>
+      wrap(await cli.transport(context), { answered: (uuid) => void told.push(uuid) }),
   });
   await using _ = session;
   const first = session.send("first", { queue: true, uuid: "u1" });
