@@ -44,7 +44,7 @@ import {
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 import { randomToken, RelaySession, type Start, type Wake } from "./_relay_session.ts";
-import { mirrorPublisher, openStoreLink, type Resent } from "./_relay_store.ts";
+import { type LinkLinger, mirrorPublisher, openStoreLink, type Resent } from "./_relay_store.ts";
 import { wakeFromStore } from "./_store_wake.ts";
 import { takeOver } from "./_fence.ts";
 import { ConversationOwners, REMEMBERED } from "./_conversations.ts";
@@ -59,6 +59,11 @@ export type LaunchFn = (options: SubprocessOptions) => TransportFactory;
 
 /** How long `close()` waits for the sockets to finish their closing handshake. */
 const SOCKET_CLOSE_WAIT_MS = 2000;
+/**
+ * How long an ended session's mirror keeps catching a store that is behind up
+ * (`LinkLinger`): a client resuming the conversation on another relay waits for its turns.
+ */
+const MIRROR_LINGER_MS = 10 * 60_000;
 
 /** A running relay (see `serveRelay`). */
 export class Relay implements RelayServer, ConnectionHost {
@@ -83,11 +88,21 @@ export class Relay implements RelayServer, ConnectionHost {
   /** The sessions and starts in progress, in all and per owner. */
   readonly #room: SessionRoom;
   readonly #retiring = new Set<Promise<void>>();
+  /** Ended sessions' mirrors still catching the store up (`LinkLinger`). */
+  readonly #lingering = new Set<Promise<void>>();
   /** Resumes in progress by token: a second one for the same token waits for the first. */
   readonly #waking = new Map<string, Promise<unknown>>();
   readonly #connections = new Set<RelayConnection>();
   readonly #sockets = new Set<Promise<void>>();
   readonly #abort = new AbortController();
+  readonly #linger: LinkLinger = {
+    signal: this.#abort.signal,
+    forMs: MIRROR_LINGER_MS,
+    track: (done) => {
+      this.#lingering.add(done);
+      done.finally(() => this.#lingering.delete(done));
+    },
+  };
   readonly #onAbort: () => void;
   readonly #resolveClosed: () => void;
   #closing: Promise<void> | undefined;
@@ -374,6 +389,7 @@ export class Relay implements RelayServer, ConnectionHost {
       timeoutMs: storeTimeoutMs,
       mirror: transport.info.mirror,
       publish: mirrorPublisher(trace, onMirror),
+      linger: this.#linger,
     }, {
       id,
       owner: credential.owner,
@@ -493,6 +509,7 @@ export class Relay implements RelayServer, ConnectionHost {
       // Their records stay as they are: another relay sharing the store may resume them.
       for (const session of [...this.#sessions.values()]) void session.forget("keep");
       await Promise.allSettled([...this.#retiring]);
+      await Promise.allSettled([...this.#lingering]); // aborted: each ends within an append
       await bounded(Promise.allSettled([...this.#sockets]), SOCKET_CLOSE_WAIT_MS);
       await this.#server.shutdown();
     } finally {

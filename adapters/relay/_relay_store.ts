@@ -33,6 +33,19 @@ export interface Resent {
   readonly loadTimeoutMs: number;
 }
 
+/**
+ * How an ended session's mirror keeps catching the store up (`MirrorLinger`),
+ * and who waits for it (the relay, when it closes).
+ */
+export interface LinkLinger {
+  /** Aborted when the relay closes. */
+  readonly signal: AbortSignal;
+  /** How long after the session's end. */
+  readonly forMs: number;
+  /** Told of each lingering catch-up (it settles when done, never rejects). */
+  track(done: Promise<void>): void;
+}
+
 /** What the session's store link is made of (each part optional). */
 export interface StoreLinkParts {
   /** The transport's mirror target (`transport.info.mirror`). */
@@ -47,6 +60,8 @@ export interface StoreLinkParts {
   readonly timeoutMs?: number;
   /** The conversation's fence: the mirror appends only while it admits. */
   readonly fence?: Fence;
+  /** When set, a mirror still behind at the end keeps catching the store up (until fenced). */
+  readonly linger?: LinkLinger;
 }
 
 /** One session's use of the store. */
@@ -57,6 +72,7 @@ export class StoreLink {
   readonly #tracker: AppendTracker | undefined;
   readonly #fence: Fence | undefined;
   readonly #timeoutMs: number;
+  readonly #linger: LinkLinger | undefined;
   /** A result line went by in the chunk just forwarded. */
   #result = false;
   #resent: Resent | undefined;
@@ -92,6 +108,7 @@ export class StoreLink {
     this.#record = parts.record;
     this.#resent = parts.resent;
     this.#fence = parts.fence;
+    this.#linger = parts.linger;
   }
 
   /**
@@ -262,9 +279,21 @@ export class StoreLink {
     return this.#tap?.end();
   }
 
-  /** Flushes the mirror and stops it (bounded; calls the target's `release`). */
+  /**
+   * Flushes the mirror and stops it (bounded; calls the target's `release`).
+   * A transcript still behind then keeps being caught up in the background,
+   * with the link's `linger`, until another relay fences this one off.
+   */
   async closeMirror(): Promise<void> {
-    await this.#mirror?.close();
+    const mirror = this.#mirror;
+    if (mirror === undefined) return;
+    const linger = this.#linger;
+    if (linger === undefined) return await mirror.close();
+    const fenced = new AbortController();
+    void this.#fenced.promise.then(() => fenced.abort());
+    const signal = AbortSignal.any([linger.signal, fenced.signal]);
+    await mirror.close({ signal, forMs: linger.forMs });
+    linger.track(mirror.lingering);
   }
 
   /**
@@ -352,6 +381,8 @@ export interface LinkSettings {
   readonly mirror: MirrorTarget | undefined;
   /** Hears the mirror's events. */
   readonly publish: (event: MirrorEvent) => void;
+  /** How an ended session's mirror keeps catching the store up, if it does. */
+  readonly linger?: LinkLinger;
 }
 
 /** The session a store link is for. */
@@ -388,7 +419,7 @@ export async function openStoreLink(
   settings: LinkSettings,
   session: LinkedSession,
 ): Promise<StoreLink | undefined> {
-  const { store, timeoutMs, mirror, publish } = settings;
+  const { store, timeoutMs, mirror, publish, linger } = settings;
   let record: RecordWriter | undefined;
   if (store !== undefined && session.cliSessionId !== undefined) {
     const [key, owner] = await Promise.all([recordKey(session.id), sha256(session.owner)]);
@@ -412,6 +443,8 @@ export async function openStoreLink(
     publish,
     timeoutMs,
     ...(fence ? { fence } : {}),
+    // Only behind its fence: without one, nothing would stop it writing after another relay.
+    ...(fence && linger ? { linger } : {}),
     ...(mirror ? { mirror } : {}),
     ...(record ? { record } : {}),
     ...(session.resent ? { resent: session.resent } : {}),

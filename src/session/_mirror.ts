@@ -28,7 +28,8 @@ const RECENT = 1000;
 /** One transcript file's mirroring. */
 interface Transcript {
   readonly key: SessionKey;
-  readonly filePath: string;
+  /** The local file (where the target's `release` kept it, once lingering). */
+  filePath: string;
   pending: SessionStoreEntry[];
   bytes: number;
   timer: ReturnType<typeof setTimeout> | undefined;
@@ -40,6 +41,11 @@ interface Transcript {
   recent: Set<string> | undefined;
   catchUpTimer: ReturnType<typeof setTimeout> | undefined;
   catchUpDelay: number;
+}
+
+/** The last part of a path. */
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
 }
 
 /** The identity of an entry: its uuid, else its JSON. */
@@ -78,6 +84,18 @@ export function checkMirrorOptions(options: MirrorOptions = {}): MirrorSettings 
   };
 }
 
+/**
+ * How long a closed mirror whose store is still behind keeps catching it up
+ * (a relay's ended sessions: another relay resuming the conversation waits
+ * for their turns, see `adapters/relay/_relay.ts`).
+ */
+export interface MirrorLinger {
+  /** Ends the lingering at once (the relay closes, or another relay took the conversation). */
+  readonly signal: AbortSignal;
+  /** How long after the close's bound it keeps at it. */
+  readonly forMs: number;
+}
+
 /** Mirrors one session's transcripts to a store. */
 export class TranscriptMirror {
   readonly #target: MirrorTarget;
@@ -85,6 +103,8 @@ export class TranscriptMirror {
   readonly #settings: MirrorSettings;
   readonly #transcripts = new Map<string, Transcript>();
   #closed = false;
+  /** The catch-ups a close with `linger` left running. */
+  readonly #lingering: Promise<void>[] = [];
 
   /**
    * @param target The store, key mapping and local reader.
@@ -139,42 +159,92 @@ export class TranscriptMirror {
 
   /**
    * Flushes what waits, tries a last catch-up of what is behind, and stops
-   * (bounded by `closeFlushMs`).
+   * (bounded by `closeFlushMs`). With `linger`, a transcript still behind is
+   * caught up in the background after that, from where the target's
+   * `release` kept it, backing off, for `linger.forMs` at most or until its
+   * signal aborts; its end is reported as a catch-up or a drop.
+   *
+   * @param linger Keep catching the store up after the close, when given.
    */
-  async close(): Promise<void> {
+  async close(linger?: MirrorLinger): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.flushAll();
     using limit = deadline(this.#settings.closeFlushMs);
-    const work = [...this.#transcripts.values()].map(async (transcript) => {
-      clearTimeout(transcript.catchUpTimer);
-      await transcript.chain;
-      // A store back within the bound gets every line: retry, backing off, until it passes.
-      while (transcript.behind !== undefined && !limit.signal.aborted) {
-        await this.#catchUp(transcript, limit.signal);
-        if (transcript.behind === undefined) break;
-        await sleep(transcript.catchUpDelay, { signal: limit.signal }).catch(() => {});
-      }
-    });
-    await abortable(Promise.all(work), limit.signal).catch(() => {});
-    let behind: Transcript | undefined;
+    // Each transcript's last appends and catch-ups; one that has not ended when the bound passes
+    // counts as behind (an append or a catch-up in flight has not landed).
+    const caughtUp = new Set<Transcript>();
+    const work = new Map<Transcript, Promise<void>>();
+    for (const transcript of this.#transcripts.values()) {
+      work.set(
+        transcript,
+        (async () => {
+          clearTimeout(transcript.catchUpTimer);
+          await transcript.chain;
+          // A store back within the bound gets every line: retry, backing off, until it passes.
+          await this.#keepCatchingUp(transcript, limit.signal);
+          if (transcript.behind === undefined) caughtUp.add(transcript);
+        })(),
+      );
+    }
+    await abortable(Promise.all(work.values()), limit.signal).catch(() => {});
+    const behind: Transcript[] = [];
     for (const transcript of this.#transcripts.values()) {
       clearTimeout(transcript.timer);
       clearTimeout(transcript.catchUpTimer);
-      if (transcript.behind !== undefined) behind ??= transcript;
+      if (!caughtUp.has(transcript)) behind.push(transcript);
     }
-    const kept = await this.#target.release?.(behind === undefined).catch(() => undefined);
-    if (behind) {
-      this.#publish({
-        type: "mirror",
-        status: "dropped",
-        key: behind.key,
-        entries: 0,
-        reason: "the store is still behind at the end; the local transcript " +
-          (kept ? `is kept at ${kept}` : "stays in the CLI's folder") +
-          " (importSessionToStore copies it later)",
-      });
+    const kept = await this.#target.release?.(behind.length === 0).catch(() => undefined);
+    for (const transcript of behind) {
+      // The target's release may have moved the file: the main transcript is where it kept it
+      // (a subagent's, moved along with it, is not followed).
+      const moved = kept !== undefined && kept !== transcript.filePath;
+      const follows = !moved || basename(kept) === basename(transcript.filePath);
+      if (linger !== undefined && follows && !linger.signal.aborted) {
+        if (moved) transcript.filePath = kept;
+        this.#lingering.push(this.#linger(transcript, work.get(transcript)!, linger, kept));
+      } else this.#dropped(transcript, kept);
     }
+  }
+
+  /** Settles once the catch-ups a close with `linger` left running have ended. Never rejects. */
+  get lingering(): Promise<void> {
+    return Promise.all(this.#lingering).then(() => {});
+  }
+
+  /* Catches the store up until it holds everything, or `signal` aborts. */
+  async #keepCatchingUp(transcript: Transcript, signal: AbortSignal): Promise<void> {
+    while (transcript.behind !== undefined && !signal.aborted) {
+      await this.#catchUp(transcript, signal);
+      if (transcript.behind === undefined) break;
+      await sleep(transcript.catchUpDelay, { signal }).catch(() => {});
+    }
+  }
+
+  async #linger(
+    transcript: Transcript,
+    closing: Promise<void>,
+    linger: MirrorLinger,
+    kept: string | undefined,
+  ): Promise<void> {
+    using limit = deadline(linger.forMs, { signal: linger.signal });
+    await abortable(closing, limit.signal).catch(() => {}); // the close's append or catch-up
+    if (transcript.behind === undefined && !limit.signal.aborted) return; // it landed
+    await sleep(transcript.catchUpDelay, { signal: limit.signal }).catch(() => {});
+    await this.#keepCatchingUp(transcript, limit.signal);
+    if (transcript.behind !== undefined) this.#dropped(transcript, kept);
+  }
+
+  #dropped(transcript: Transcript, kept: string | undefined): void {
+    this.#publish({
+      type: "mirror",
+      status: "dropped",
+      key: transcript.key,
+      entries: 0,
+      reason: "the store is still behind at the end; the local transcript " +
+        (kept ? `is kept at ${kept}` : "stays in the CLI's folder") +
+        " (importSessionToStore copies it later)",
+    });
   }
 
   #transcript(key: SessionKey, filePath: string): Transcript {

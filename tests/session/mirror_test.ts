@@ -19,16 +19,18 @@ const KEY: SessionKey = { projectKey: "-work", sessionId: "s1" };
 /** A store that records appends and fails while `down` is true. */
 class FlakyStore {
   down = false;
+  /** How long each append takes before it settles. */
+  delayMs = 0;
   calls = 0;
   readonly rows: SessionStoreEntry[] = [];
-  append(_key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
+  async append(_key: SessionKey, entries: readonly SessionStoreEntry[]): Promise<void> {
     this.calls++;
-    if (this.down) return Promise.reject(new Error("store down"));
+    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    if (this.down) throw new Error("store down");
     for (const entry of entries) {
       if (entry.uuid !== undefined && this.rows.some((row) => row.uuid === entry.uuid)) continue;
       this.rows.push(entry);
     }
-    return Promise.resolve();
   }
   load(): Promise<SessionStoreEntry[] | null> {
     return Promise.resolve(this.rows.length ? [...this.rows] : null);
@@ -48,14 +50,19 @@ function setUp(options: MirrorTarget["options"] = {}) {
     keyOf: (path) => path.startsWith("/cfg/projects/") ? KEY : undefined,
     readLocal: () => Promise.resolve([...local]),
     options: { flushMs: 10, catchUpDelayMs: 20, ...options },
+    release: (caughtUp) => {
+      released.push(caughtUp);
+      return Promise.resolve(undefined);
+    },
   };
+  const released: boolean[] = [];
   const mirror = new TranscriptMirror(target, (event) => events.push(event));
   /** The CLI writes lines locally, then mirrors them. */
   const write = (...entries: SessionStoreEntry[]) => {
     local.push(...entries);
     mirror.take({ type: "transcript_mirror", filePath: FILE, entries });
   };
-  return { store, local, events, mirror, write };
+  return { store, local, events, mirror, write, released };
 }
 
 async function until(predicate: () => boolean, ms = 3000): Promise<void> {
@@ -159,6 +166,56 @@ Deno.test("transcript mirror", async (t) => {
     await mirror.close();
     assert.deepEqual(store.rows.map((row) => row.n), [1, 2]);
   });
+
+  await t.step("close() counts a transcript whose catch-up is in flight as behind", async () => {
+    const { store, mirror, write, events, released } = setUp({
+      attempts: 1,
+      closeFlushMs: 60,
+    });
+    store.down = true;
+    write(entry(1));
+    mirror.flushAll();
+    await until(() => events.some((e) => e.status === "failed"));
+    store.delayMs = 100; // the close's catch-up is still failing when its bound passes
+    await mirror.close();
+    assert.deepEqual(released, [false], "a private copy is kept, not removed");
+    assert.equal(events.at(-1)?.status, "dropped");
+  });
+
+  await t.step("close() with linger catches the store up after the close", async () => {
+    const { store, mirror, write, events, released } = setUp({ attempts: 1, closeFlushMs: 30 });
+    store.down = true;
+    write(entry(1), entry(2));
+    mirror.flushAll();
+    await until(() => events.some((e) => e.status === "failed"));
+    const linger = new AbortController();
+    await mirror.close({ signal: linger.signal, forMs: 5_000 });
+    assert.deepEqual(released, [false], "released as behind: the local file stays");
+    assert.equal(store.rows.length, 0);
+    store.down = false;
+    await mirror.lingering;
+    assert.deepEqual(store.rows.map((row) => row.n), [1, 2], "caught up after the close");
+    assert.equal(events.at(-1)?.status, "caught_up");
+  });
+
+  await t.step(
+    "a lingering catch-up ends when aborted, or after forMs, reported dropped",
+    async () => {
+      for (const end of ["abort", "forMs"] as const) {
+        const { store, mirror, write, events } = setUp({ attempts: 1, closeFlushMs: 30 });
+        store.down = true;
+        write(entry(1));
+        mirror.flushAll();
+        await until(() => events.some((e) => e.status === "failed"));
+        const linger = new AbortController();
+        await mirror.close({ signal: linger.signal, forMs: end === "forMs" ? 100 : 60_000 });
+        if (end === "abort") linger.abort();
+        await mirror.lingering;
+        assert.equal(events.at(-1)?.status, "dropped", end);
+        assert.equal(store.rows.length, 0, end);
+      }
+    },
+  );
 
   await t.step("a path outside the projects folder is dropped and reported", async () => {
     const { store, mirror, events } = setUp();

@@ -20,7 +20,7 @@ export interface StandInRelayOptions {
   readonly projectKey: string;
   /** More environment for the stand-in (its journal folder, say). */
   readonly env?: Record<string, string>;
-  /** Other relay options. */
+  /** Other relay options (`cli`'s are added to the stand-in's). */
   readonly relay?: Partial<RelayOptions>;
 }
 
@@ -42,6 +42,7 @@ export function standInRelay(
   const home = `${root}/${name}`;
   Deno.mkdirSync(home, { recursive: true });
   Deno.mkdirSync(`${root}/work`, { recursive: true });
+  const { cli, ...relay } = options.relay ?? {};
   return serveRelay({
     tokens: [TOKEN],
     workspace: `${root}/work`,
@@ -55,7 +56,8 @@ export function standInRelay(
       clearEnv: true,
       tempDir: home,
       hostSignal: "ignore",
+      ...cli,
     },
-    ...options.relay,
+    ...relay,
   });
 }

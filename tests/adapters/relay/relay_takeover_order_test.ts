@@ -37,7 +37,7 @@
 import assert from "node:assert/strict";
 import { DuplexSession, isDuplexError } from "../../../mod.ts";
 import { remote } from "../../../adapters/remote/mod.ts";
-import { RELAY_SESSIONS_PROJECT_KEY } from "../../../adapters/relay/mod.ts";
+import { RELAY_SESSIONS_PROJECT_KEY, type RelayOptions } from "../../../adapters/relay/mod.ts";
 import { InMemorySessionStore } from "../../../src/store/in_memory_session_store.ts";
 import type {
   SessionKey,
@@ -116,7 +116,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Two relays (a through `viewOfA`), a proxy to a, the stand-in's journal, and a conversation whose
- * first turn a ran, its client reconnecting up to `attempts` times; `fn` runs with them.
+ * first turn a ran, its client reconnecting up to `settings.attempts` times (a with `settings.a`);
+ * `fn` runs with them.
  */
 async function withRelays<View extends SessionStore>(
   viewOfA: (store: SessionStore) => View,
@@ -131,20 +132,21 @@ async function withRelays<View extends SessionStore>(
       sessionId: string;
     },
   ) => Promise<void>,
-  attempts = 40,
+  settings: { readonly attempts?: number; readonly a?: Partial<RelayOptions> } = {},
 ): Promise<void> {
+  const { attempts = 40 } = settings;
   const root = await makeTestDir();
   const store = new InMemorySessionStore();
   const journal = `${root}/journal`;
   await Deno.mkdir(journal);
-  const relay = (name: string, through: SessionStore) =>
+  const relay = (name: string, through: SessionStore, options: Partial<RelayOptions> = {}) =>
     standInRelay(root, name, through, {
       projectKey: PROJECT,
       env: { SOAK_JOURNAL: journal },
-      relay: { storeTimeoutMs: 3_000, graceMs: 20_000, policy: { allowResume: true } },
+      relay: { storeTimeoutMs: 3_000, graceMs: 20_000, policy: { allowResume: true }, ...options },
     });
   const view = viewOfA(store);
-  const a = relay("a", view);
+  const a = relay("a", view, settings.a);
   const b = relay("b", store);
   const link = cutProxy(a.port);
   try {
@@ -365,5 +367,33 @@ Deno.test("relay: a client whose last turn never reaches the store ends with bus
       new RegExp(`busy: .*transcript lacks the turn of user line ${second.uuid}`),
     );
     assert.equal((await journalOf(journal, sessionId)).length, 1, "b started no CLI");
-  }, 5);
+  }, { attempts: 5 });
+});
+
+Deno.test("relay: a session that ends with the store behind keeps catching it up; the conversation resumes elsewhere whole", async () => {
+  const a = {
+    graceMs: 300, // the client's drop ends a's session (it hibernates) while the store is down
+    cli: { mirror: { closeFlushMs: 200, catchUpDelayMs: 100, maxCatchUpDelayMs: 200 } },
+  };
+  await withRelays((store) => new OutageView(store), async (parts) => {
+    const { session, link, ports, journal, store, view, sessionId } = parts;
+    view.transcriptsDown = true;
+    let second;
+    try {
+      second = await session.send("second", { timeoutMs: 10_000 });
+      link.point(ports.b);
+      link.cut(); // b refuses while the store lacks the second turn; a's session ends meanwhile
+      await sleep(1_500); // past a's grace and its mirror's close bound
+      const stored = JSON.stringify(await store.load({ projectKey: PROJECT, sessionId }));
+      assert.ok(!stored.includes(second.uuid), "the store still lacks the second turn");
+    } finally {
+      view.transcriptsDown = false; // a's ended session's mirror catches the store up
+    }
+
+    const third = await session.send("third", { timeoutMs: 20_000 });
+    assert.equal(third.result.isError, false, "the conversation went on through b");
+    assert.match(third.result.text, /turn 3 of/, "a CLI that had the second turn");
+    const processes = await oneHistory(journal, store, sessionId, 2);
+    assert.ok(processes[1]!.includes(second.uuid), "b's CLI resumed the second turn");
+  }, { a });
 });
