@@ -16,6 +16,7 @@ import { messageOf } from "../../src/_values.ts";
 import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError, isDuplexError } from "../../src/errors.ts";
 import { CLOSE, type SpawnRequest, SUBPROTOCOL } from "../../src/wire/wire.ts";
+import type { SessionStoreEntry } from "../../src/store/session_store.ts";
 import type { TraceContext } from "../../src/telemetry/_trace_context.ts";
 import { Telemetry, TELEMETRY_OFF } from "../../src/telemetry/_telemetry.ts";
 import type { TransportFactory } from "../../src/transport/transport.ts";
@@ -332,14 +333,15 @@ export class Relay implements RelayServer, ConnectionHost {
     this.#room.assert(credential.owner, true);
     const release = this.#room.hold(credential.owner);
     try {
-      if (wake.resent !== undefined) await assertStored(wake.resent, wake.answered);
+      const stored = wake.resent && await assertStored(wake.resent, wake.answered);
       const epoch = await this.#takeOver(wake.cliSessionId, wake.epoch + 1);
       // Taken over: the old relay writes no more, and its last input may have been recorded
       // meanwhile, or be in flight (the new CLI must not run it twice).
       const applied = await wake.written?.(epoch);
+      const taken = stored ? { taken: takenAfter(stored, wake.answered) } : {};
       const restore = applied !== undefined && applied > wake.restore.applied
-        ? { ...wake.restore, applied }
-        : wake.restore;
+        ? { ...wake.restore, applied, ...taken }
+        : { ...wake.restore, ...taken };
       const session = await this.#open({ ...wake, restore, epoch }, credential, remote);
       this.#telemetry.count("claude.relay.wakes");
       return session;
@@ -541,7 +543,10 @@ function isStoreFailure(error: unknown): boolean {
  * resume a history without a turn the client was given. Refused `busy`: try later (the client
  * stops after its reconnect attempts, with the refusal's words).
  */
-async function assertStored(resent: Resent, answered: string | undefined): Promise<void> {
+async function assertStored(
+  resent: Resent,
+  answered: string | undefined,
+): Promise<SessionStoreEntry[]> {
   let entries;
   try {
     using limit = deadline(resent.loadTimeoutMs);
@@ -568,4 +573,20 @@ async function assertStored(resent: Resent, answered: string | undefined): Promi
         "writing it); try again later",
     );
   }
+  return entries;
+}
+
+/** The most uuids a ready's `gone.uuids` names (the client's unanswered lines are fewer). */
+const MAX_TAKEN = 256;
+
+/*
+ * The user lines a stored transcript holds after `answered` (all of them without it): lines the
+ * CLI before took whose results the client does not have (its own among them; the others, tool
+ * results, it ignores). The latest `MAX_TAKEN`.
+ */
+function takenAfter(entries: readonly SessionStoreEntry[], answered: string | undefined): string[] {
+  const from = answered === undefined ? -1 : entries.findIndex((entry) => entry.uuid === answered);
+  return entries.slice(from + 1).flatMap((entry) =>
+    entry.type === "user" && typeof entry.uuid === "string" ? [entry.uuid] : []
+  ).slice(-MAX_TAKEN);
 }

@@ -8,7 +8,7 @@
 import { type Deadline, deadline } from "../../src/_deadline.ts";
 import { utf8Length } from "../../src/_utf8.ts";
 import { base64url } from "../../src/codec/base64url.ts";
-import { CLOSE, encodeOutput, type RelayMessage } from "../../src/wire/wire.ts";
+import { CLOSE, encodeOutput, type ReadyMessage, type RelayMessage } from "../../src/wire/wire.ts";
 import type { RecordState } from "./_relay_record.ts";
 import type { Transport } from "../../src/transport/transport.ts";
 import { HIBERNATED_TAIL_BYTES, resumeOptions } from "./_hibernation.ts";
@@ -54,6 +54,8 @@ export class RelaySession {
   #peer: Peer | undefined;
   #timer: Deadline | undefined;
   #phase: Phase = RUNNING;
+  /** A restored session's CLI before: the input it took, the output of it the client can get. */
+  readonly #gone: ReadyMessage["gone"];
   /** Resolved when acknowledgements free room in the window (flow control of stdout). */
   #room: PromiseWithResolvers<void> | undefined;
 
@@ -71,6 +73,8 @@ export class RelaySession {
     this.id = settings.id ?? randomToken();
     if (restore) {
       // Continues the hibernated session's numbering: the client resumes as from a drop.
+      const taken = restore.taken?.length ? { uuids: [...restore.taken] } : {};
+      this.#gone = { inSeq: restore.applied, outSeq: restore.outSeq, ...taken };
       this.#outSeq = restore.outSeq;
       this.#received = this.#applied = restore.applied;
       this.#buffer.ack(restore.keptAfter);
@@ -151,6 +155,7 @@ export class RelaySession {
       inSeq: this.#applied,
       ...(pid !== undefined && { pid }),
       graceMs: graceMs === Infinity ? null : graceMs,
+      ...(this.#gone && { gone: this.#gone }),
     }));
     const replay = this.#buffer.entriesAfter(after);
     for (const entry of replay) send(peer, entry);

@@ -69,6 +69,13 @@ export interface Restore {
   readonly applied: number;
   /** Output the client had not acknowledged (none for a resume from the store). */
   readonly tail: readonly OutputEntry[];
+  /**
+   * For a resume from the store: the user lines the CLI before took (in the
+   * stored transcript) after the one the client's last result answered; the
+   * client ends their turns if they are its own unanswered lines (the ready's
+   * `gone.uuids`).
+   */
+  readonly taken?: readonly string[];
 }
 
 /**

@@ -15,7 +15,13 @@
 
 import { abortable, deadline } from "../../src/_deadline.ts";
 import { describeExit, DuplexError, excerptOf, type TransportExit } from "../../src/errors.ts";
-import { type ClientMessage, CLOSE, decodeOutput, type ReadyMessage } from "../../src/wire/wire.ts";
+import {
+  type ClientMessage,
+  CLOSE,
+  decodeOutput,
+  lostTurnsLine,
+  type ReadyMessage,
+} from "../../src/wire/wire.ts";
 import { heartbeat } from "../../src/wire/_heartbeat.ts";
 import { parseRelayMessage } from "../../src/wire/wire_parse.ts";
 import { parseTraceContext, type TraceContext } from "../../src/telemetry/_trace_context.ts";
@@ -28,6 +34,25 @@ import { connectPatiently, reconnect, RefusedBy } from "./_reconnect.ts";
 import { closeQuietly, type Connected, messageIn, reasonOf, refusalError } from "./_socket.ts";
 import { UnackedInput } from "./_unacked_input.ts";
 import type { Settings } from "./remote_options.ts";
+
+/** The most unanswered user lines remembered (older ones were cancelled, or are long gone). */
+const MAX_UNANSWERED = 4096;
+const ENCODER = new TextEncoder();
+
+/**
+ * The uuid of a user line the session wrote (`{"type":"user",…,"uuid":…}`), else undefined:
+ * only such lines are parsed.
+ */
+function userLineUuid(line: string): string | undefined {
+  if (!line.startsWith('{"type":"user"')) return undefined;
+  try {
+    const value: unknown = JSON.parse(line);
+    const uuid = (value as { uuid?: unknown }).uuid;
+    return typeof uuid === "string" ? uuid : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The code reported for a connection whose socket fired `error`. */
 const CLOSE_ABNORMAL = 1006;
@@ -76,6 +101,10 @@ export class RemoteTransport implements Transport {
   #closing: Promise<TransportExit> | undefined;
   /** The user line the last result the session read answers, if any. */
   #answered: string | undefined;
+  /** The session's user lines sent and not answered yet (the oldest first), by input seq. */
+  readonly #unanswered: { readonly seq: number; readonly uuid: string }[] = [];
+  /** A ready's `gone` not settled yet: its output has not all arrived. */
+  #gone: ReadyMessage["gone"];
 
   static async open(settings: Settings, context?: TransportOpenContext): Promise<RemoteTransport> {
     // The session's trace context, checked as the relay will: a bad one is not sent.
@@ -140,11 +169,37 @@ export class RemoteTransport implements Transport {
     if (this.#link.state === "ended") return Promise.reject(exitedError(this.#link.exit));
     const { entry, written } = this.#input.add(line);
     this.#outbox.send({ t: "in", seq: entry.seq, line });
+    const uuid = userLineUuid(line);
+    if (uuid !== undefined) {
+      this.#unanswered.push({ seq: entry.seq, uuid });
+      // Lines never answered (cancelled while queued) go once their number is this far behind.
+      if (this.#unanswered.length > MAX_UNANSWERED) this.#unanswered.shift();
+    }
     return written;
   }
 
   answered(uuid: string): void {
     this.#answered = uuid;
+    const at = this.#unanswered.findIndex((line) => line.uuid === uuid);
+    if (at >= 0) this.#unanswered.splice(at, 1);
+  }
+
+  /*
+   * The CLI before a new one took lines it never answered: once all it wrote that the client can
+   * get has arrived, their turns end with an error result, read after that output.
+   */
+  #settleGone(): void {
+    const gone = this.#gone;
+    if (gone === undefined || this.#outbox.delivered < gone.outSeq) return;
+    this.#gone = undefined;
+    const named = new Set(gone.uuids);
+    const took = (line: { seq: number; uuid: string }) =>
+      line.seq <= gone.inSeq || named.has(line.uuid);
+    const taken = this.#unanswered.filter(took);
+    if (taken.length === 0) return;
+    const rest = this.#unanswered.filter((line) => !took(line));
+    this.#unanswered.splice(0, Infinity, ...rest);
+    this.#output.stdout(ENCODER.encode(lostTurnsLine(taken.map((line) => line.uuid))));
   }
 
   endInput(): Promise<void> {
@@ -236,7 +291,10 @@ export class RemoteTransport implements Transport {
     } else {
       const output = decodeOutput(frame.bytes);
       if (output === undefined) this.#fail(socket, "a binary frame shorter than its header");
-      else if (this.#arrive(socket, output.seq)) this.#output.stdout(output.bytes);
+      else if (this.#arrive(socket, output.seq)) {
+        this.#output.stdout(output.bytes);
+        this.#settleGone();
+      }
     }
   }
 
@@ -249,7 +307,10 @@ export class RemoteTransport implements Transport {
     const message = parsed.message;
     switch (message.t) {
       case "err":
-        if (this.#arrive(socket, message.seq)) this.#output.stderrLine(message.line);
+        if (this.#arrive(socket, message.seq)) {
+          this.#output.stderrLine(message.line);
+          this.#settleGone();
+        }
         return;
       case "exit":
         if (!this.#arrive(socket, message.seq)) return;
@@ -360,6 +421,10 @@ export class RemoteTransport implements Transport {
   /** After a resume: settle the input the relay applied, send the rest again, acknowledge. */
   #resume(ready: ReadyMessage): void {
     this.#input.acknowledge(ready.inSeq);
+    if (ready.gone !== undefined) {
+      this.#gone = ready.gone;
+      this.#settleGone();
+    }
     for (const { seq, line } of this.#input.pending()) this.#outbox.send({ t: "in", seq, line });
     if (this.#ending !== "open") this.#outbox.send({ t: this.#ending });
     this.#outbox.acknowledge();

@@ -13,6 +13,10 @@
  * the last chunk it saw and unacknowledged input is sent again, so nothing is
  * lost or duplicated (pending permission requests included) while the relay
  * keeps the session (its grace period). Heartbeats detect a dead relay.
+ * When the session goes on in a new CLI (another relay resumed it from the
+ * store after its relay died, or it was woken from a hibernation), a turn
+ * the CLI before took and never answered ends with an error result
+ * (`terminalReason` {@linkcode LOST_TERMINAL_REASON}) instead of waiting.
  * The relay's `ready` names the CLI's pid only when its policy exposes it
  * (`policy.exposePid`); the transport's description names it then.
  *
@@ -83,6 +87,8 @@ export {
   type WebSocketConstructor,
 } from "./remote_options.ts";
 export type { SpawnRequest } from "../../src/wire/wire.ts";
+/** The `terminalReason` of a turn whose CLI went (its relay died) without answering it. */
+export { LOST_TERMINAL_REASON } from "../../src/wire/wire.ts";
 // Deprecated: the tokens' own entry is `@duplex/claude/token`.
 export {
   MAX_RELAY_TOKEN_TTL_SECONDS,

@@ -31,7 +31,7 @@ export interface FrameParts {
   commandsChanged(commands: unknown[]): void;
   /** Delivers an event to subscribers. */
   publish(event: SessionEvent): void;
-  /** A result answered this user line (the transport's `answered`), when the transport asks. */
+  /** A result answered this user line (the transport's `answered`, once per line), when asked. */
   readonly answered?: (uuid: string) => void;
 }
 
@@ -81,10 +81,10 @@ export function routeFrame(raw: Record<string, unknown>, parts: FrameParts): voi
       parts.publish(frame);
       parts.mirror?.flushAll();
       parts.turns.onResult(frame);
-      const uuid = Array.isArray(frame.user_message_uuids)
-        ? frame.user_message_uuids.at(-1)
-        : frame.user_message_uuid;
-      if (typeof uuid === "string") parts.answered?.(uuid);
+      const uuids: unknown[] = Array.isArray(frame.user_message_uuids)
+        ? frame.user_message_uuids
+        : [frame.user_message_uuid];
+      for (const uuid of uuids) if (typeof uuid === "string") parts.answered?.(uuid);
       return;
     }
     case "transcript_mirror":

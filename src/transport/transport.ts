@@ -36,8 +36,8 @@ export type { TransportExit };
  * - `closed` resolves exactly once, with how the peer ended, and never rejects.
  * - `close()` ends the peer (politely first, then by force), is idempotent,
  *   finishes in bounded time and resolves with the same value as `closed`.
- * - `answered(uuid)`, when a transport has it, is told each `result` the
- *   session read, by the user line it answers; it must not throw.
+ * - `answered(uuid)`, when a transport has it, is told each user line a
+ *   `result` the session read answers; it must not throw.
  */
 export interface Transport {
   /** Output of the peer: byte chunks cut anywhere. */
@@ -61,12 +61,13 @@ export interface Transport {
   /** Same as {@linkcode Transport.close}. */
   [Symbol.asyncDispose](): Promise<void>;
   /**
-   * The session read a `result`: `uuid` is the last user line it answers
-   * (its `user_message_uuids`, or `user_message_uuid`). A transport that
-   * resumes its peer elsewhere keeps the last one: the remote transport names
-   * it when it resumes, so that a relay resuming the conversation from the
-   * session store waits until the store holds that turn instead of resuming
-   * a history without it. Optional; the session calls it when present.
+   * The session read a `result`: called once for each user line it answers
+   * (its `user_message_uuids`, or `user_message_uuid`), in order. A transport
+   * that resumes its peer elsewhere keeps track: the remote transport names
+   * the last one when it resumes, so that a relay resuming the conversation
+   * from the session store waits until the store holds that turn instead of
+   * resuming a history without it, and ends the turns of lines a CLI that is
+   * gone took and never answered. Optional; the session calls it when present.
    *
    * @param uuid The user line's uuid.
    */

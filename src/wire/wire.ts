@@ -142,6 +142,17 @@ export type RelayMessage =
      * `null` when it keeps it without a time limit (`graceMs: Infinity`).
      */
     graceMs: number | null;
+    /**
+     * Set when the session runs in a new CLI (resumed from the store, or
+     * woken from a hibernation): the CLI before took the input up to `inSeq`,
+     * and none of what it wrote after output `outSeq` reaches the client. A
+     * turn of those lines without a result by then never gets one: the
+     * client ends it with an error result (`lostTurnsLine`). So does a turn
+     * of a line named in `uuids` (a resume from the store: user lines the CLI
+     * before took after the client's last result, which the relay may have
+     * recorded as taken too late to be counted in `inSeq`).
+     */
+    gone?: { inSeq: number; outSeq: number; uuids?: string[] };
   }
   | { t: "err"; seq: number; line: string }
   | { t: "exit"; seq: number; exit: TransportExit }
@@ -276,4 +287,38 @@ export function timingSafeEqual(a: string, b: string): boolean {
     diff |= (x[i % (x.length || 1)] ?? 0) ^ (y[i % (y.length || 1)] ?? 0);
   }
   return diff === 0;
+}
+
+/** The `terminal_reason` of the result {@linkcode lostTurnsLine} makes. */
+export const LOST_TERMINAL_REASON = "lost_with_cli";
+
+/**
+ * The result that ends turns whose CLI is gone without answering them (its
+ * relay died, or it was closed in a hibernation, mid-turn): what a client
+ * puts in the stdout stream it reads, after what that CLI wrote, so that the
+ * session settles those turns in order, with an error result, instead of
+ * waiting for a result no CLI will write. A line of its own (a newline ends
+ * a line the CLI left half-written).
+ *
+ * @param uuids The user lines' uuids, in order.
+ * @returns The bytes: a newline, the result's JSON, a newline.
+ */
+export function lostTurnsLine(uuids: readonly string[]): string {
+  const result = {
+    type: "result",
+    subtype: "error_during_execution",
+    is_error: true,
+    duration_ms: 0,
+    duration_api_ms: 0,
+    num_turns: 0,
+    session_id: "",
+    terminal_reason: LOST_TERMINAL_REASON,
+    errors: [
+      "The CLI that took this turn is gone (its relay ended it) without its result; " +
+      "the conversation goes on in a new CLI: send the turn again",
+    ],
+    user_message_uuid: uuids.at(-1),
+    user_message_uuids: [...uuids],
+  };
+  return `\n${JSON.stringify(result)}\n`;
 }

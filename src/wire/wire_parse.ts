@@ -97,7 +97,7 @@ export function parseRelayMessage(text: string): WireResult<RelayMessage> {
   if (!isRecord(value) || typeof value.t !== "string") return notAMessage();
   switch (value.t) {
     case "ready": {
-      const { session, resumed, inSeq, pid, graceMs } = value;
+      const { session, resumed, inSeq, pid, graceMs, gone } = value;
       if (typeof session !== "string" || session === "") {
         return needs("ready", "session", "a non-empty string");
       }
@@ -107,6 +107,14 @@ export function parseRelayMessage(text: string): WireResult<RelayMessage> {
       if (graceMs !== null && !(typeof graceMs === "number" && graceMs >= 0)) {
         return needs("ready", "graceMs", "a number >= 0 or null");
       }
+      const lost = gone === undefined ? undefined : cliGone(gone);
+      if (gone !== undefined && lost === undefined) {
+        return needs(
+          "ready",
+          "gone",
+          "an object { inSeq: integer >= 0, outSeq: integer >= 0, uuids?: string[] }",
+        );
+      }
       return ok({
         t: "ready",
         session,
@@ -114,6 +122,7 @@ export function parseRelayMessage(text: string): WireResult<RelayMessage> {
         inSeq,
         ...(pid !== undefined && { pid }),
         graceMs,
+        ...(lost !== undefined && { gone: lost }),
       });
     }
     case "err":
@@ -204,6 +213,22 @@ function beat(t: "ping" | "pong", at: unknown): WireResult<Shared> {
 
 function unexpected(t: string): { readonly ok: false; readonly reason: string } {
   return invalid(`Unexpected message ${quoted(t)}`);
+}
+
+/** The most uuids a ready's `gone.uuids` may name. */
+const MAX_GONE_UUIDS = 1024;
+
+/* A ready's `gone`, checked. */
+function cliGone(
+  value: unknown,
+): { inSeq: number; outSeq: number; uuids?: string[] } | undefined {
+  if (!isRecord(value)) return undefined;
+  const { inSeq, outSeq, uuids } = value;
+  if (!isSeq(inSeq) || !isSeq(outSeq)) return undefined;
+  if (uuids === undefined) return { inSeq, outSeq };
+  const named = Array.isArray(uuids) && uuids.length <= MAX_GONE_UUIDS &&
+    uuids.every(isLineUuid);
+  return named ? { inSeq, outSeq, uuids: uuids as string[] } : undefined;
 }
 
 /** The longest user line uuid a resume may name (a UUID has 36; the CLI takes any string). */

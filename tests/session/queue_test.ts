@@ -13,6 +13,7 @@ import {
 } from "../../src/testing/frames.ts";
 import type { ScriptedCli } from "../../src/testing/scripted_cli.ts";
 import { ScriptedCli as ScriptedCliClass } from "../../src/testing/scripted_cli.ts";
+import { LOST_TERMINAL_REASON, lostTurnsLine } from "../../src/wire/wire.ts";
 import { eventsUntil, scripted, tick, wrap } from "./_helpers.ts";
 
 /** Waits for the user line with `uuid` (or the next one) and returns its frame. */
@@ -281,10 +282,30 @@ Deno.test("the transport is told the last line each result answers (what a remot
   finish(cli, ["u1"], "one");
   await first;
   assert.deepEqual(told, ["u1"]);
-  finish(cli, ["u2", "u3"], "two and three"); // one turn ran both: the last line is named
+  finish(cli, ["u2", "u3"], "two and three"); // one turn ran both: each is told, in order
   await Promise.all([second, third]);
-  assert.deepEqual(told, ["u1", "u3"]);
+  assert.deepEqual(told, ["u1", "u2", "u3"]);
   cli.emit(resultFrame({ text: "task notification" })); // a result that names no line
   await tick(20);
-  assert.deepEqual(told, ["u1", "u3"], "a result naming no line tells nothing");
+  assert.deepEqual(told, ["u1", "u2", "u3"], "a result naming no line tells nothing");
+});
+
+Deno.test("a lost-turns result ends the turns it names that are still pending, in order", async () => {
+  const { cli, session } = await scripted({ echo: false });
+  await using _ = session;
+  const first = session.send("first", { queue: true, uuid: "u1" });
+  const second = session.send("second", { queue: true, uuid: "u2" });
+  await userLine(cli, "second");
+  finish(cli, ["u1"], "one"); // u1's result came before its CLI went
+  cli.emitRaw(lostTurnsLine(["u1", "u2"]));
+  assert.equal((await first).result.text, "one", "a settled turn keeps its result");
+  const lost = await second;
+  assert.equal(lost.result.isError, true);
+  assert.equal(lost.result.terminalReason, LOST_TERMINAL_REASON);
+  assert.match(lost.result.errors.join(" "), /send the turn again/);
+  assert.equal(session.busy, false);
+  const third = session.send("third", { uuid: "u3" });
+  await userLine(cli, "third");
+  finish(cli, ["u3"], "three");
+  assert.equal((await third).result.text, "three", "the session goes on");
 });

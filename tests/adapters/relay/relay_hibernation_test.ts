@@ -82,6 +82,11 @@ Deno.test("relay hibernation", async (t) => {
       assert.equal(woken.session, ready.session, "the same session token");
       assert.notEqual(woken.pid, ready.pid, "a new process");
       assert.equal(woken.inSeq, 1, "the input numbering continues");
+      assert.equal(ready.gone, undefined, "a new session's CLI took nothing before it");
+      // A new CLI: the one before took input 1, and its last output the client can get is kept.
+      const gone = woken.gone as { inSeq: number; outSeq: number } | undefined;
+      assert.equal(gone?.inSeq, 1);
+      assert.ok((gone?.outSeq ?? 0) >= after, JSON.stringify(gone));
       await again.until("fake_hello", () => helloArgs(again).length > 0);
       assert.equal(flagValue(helloArgs(again), "--resume"), cliSessionId, "resumed by its id");
       assert.equal(flagValue(helloArgs(again), "--session-id"), undefined);

@@ -48,6 +48,7 @@ import { makeTestDir } from "../subprocess/_helpers.ts";
 import { TOKEN } from "./_client.ts";
 import { standInRelay } from "./_stand_in_relay.ts";
 import { cutProxy, journalOf } from "./_cut_proxy.ts";
+import { LOST_TERMINAL_REASON } from "../../../src/wire/wire.ts";
 
 const PROJECT = "order";
 
@@ -224,7 +225,11 @@ Deno.test("relay: a line the old relay wrote, recorded late, is not written agai
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       await view.release(); // a's appends land, after b's fence and its settle
       const lost = await second;
-      assert.ok(lost instanceof Error, "the second turn's result was a's, and went with it");
+      assert.ok(!(lost instanceof Error), `an error result, not a timeout: ${lost}`);
+      // Its result was a's, and went with it: the client ends the turn with an error result.
+      assert.equal(lost.result.isError, true);
+      assert.equal(lost.result.terminalReason, LOST_TERMINAL_REASON);
+      assert.match(lost.result.errors.join(" "), /The CLI that took this turn is gone/);
     } finally {
       await view.release();
     }

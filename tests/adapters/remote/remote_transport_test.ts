@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { remote } from "../../../adapters/remote/mod.ts";
 import { type DuplexError, isDuplexError } from "../../../src/errors.ts";
-import { SUBPROTOCOL } from "../../../src/wire/wire.ts";
+import { LOST_TERMINAL_REASON, SUBPROTOCOL } from "../../../src/wire/wire.ts";
 import type { Transport } from "../../../src/transport/transport.ts";
 import { connect, FakeRelay, handshake, openRemote, TOKEN, withRelay } from "./_fake_relay.ts";
 
@@ -230,6 +230,130 @@ Deno.test("remote() names in its resume the last line a result answered", {
     });
     assert.equal((await transport.closed).code, 0);
   }));
+
+/** A user line as the session writes it. */
+function userLine(uuid: string): string {
+  return JSON.stringify({
+    type: "user",
+    session_id: "",
+    parent_tool_use_id: null,
+    message: { role: "user", content: [{ type: "text", text: uuid }] },
+    uuid,
+  });
+}
+
+/** The user lines a synthetic lost result names, or undefined for other text. */
+function lostUuids(text: string): string[] | undefined {
+  const line = text.trim();
+  if (!line.startsWith("{")) return undefined;
+  const frame = JSON.parse(line) as Record<string, unknown>;
+  return frame.terminal_reason === LOST_TERMINAL_REASON
+    ? frame.user_message_uuids as string[]
+    : undefined;
+}
+
+/** The fake relay reports the CLI's exit as output `seq`. */
+function exitOn(connection: { send(message: unknown): void }, seq: number): void {
+  connection.send({
+    t: "exit",
+    seq,
+    exit: { code: 0, signal: null, stderrTail: "", requested: false },
+  });
+}
+
+Deno.test("remote() ends the turns a CLI that is gone took and never answered, after its output", {
+  permissions: PERMISSIONS,
+}, async (t) => {
+  await t.step(
+    "lines up to gone.inSeq, once at the resume (a resume from the store)",
+    () =>
+      withRelay(async (relay) => {
+        const { transport, connection } = await connect(relay);
+        const reader = transport.readable.getReader();
+        for (const uuid of ["u1", "u2", "u3"]) void transport.write(userLine(uuid)).catch(() => {});
+        await connection.next("in", (m) => m.seq === 3);
+        connection.output(1, "one's result\n");
+        assert.equal(await readText(transport, reader), "one's result\n");
+        transport.answered?.("u1");
+        connection.close(4999);
+        const resumed = await relay.accept();
+        await resumed.next("hello");
+        // The CLI before took in-1 and in-2; the relay writes in-3 to the new one.
+        resumed.send({
+          t: "ready",
+          session: "s-1",
+          resumed: true,
+          inSeq: 2,
+          graceMs: 1000,
+          gone: { inSeq: 2, outSeq: 1 },
+        });
+        assert.deepEqual(lostUuids(await readText(transport, reader)), ["u2"], "u1 was answered");
+        assert.equal((await resumed.next("in")).seq, 3, "in-3 is sent again");
+        resumed.output(2, "three's result\n");
+        assert.equal(await readText(transport, reader), "three's result\n", "no second lost line");
+        exitOn(resumed, 3);
+        assert.equal(await readText(transport, reader), "<done>");
+      }),
+  );
+
+  await t.step(
+    "lines gone.uuids names, taken beyond what the record counted",
+    () =>
+      withRelay(async (relay) => {
+        const { transport, connection } = await connect(relay);
+        const reader = transport.readable.getReader();
+        for (const uuid of ["u1", "u2"]) void transport.write(userLine(uuid)).catch(() => {});
+        await connection.next("in", (m) => m.seq === 2);
+        connection.close(4999);
+        const resumed = await relay.accept();
+        await resumed.next("hello");
+        resumed.send({
+          t: "ready",
+          session: "s-1",
+          resumed: true,
+          inSeq: 0,
+          graceMs: 1000,
+          gone: { inSeq: 0, outSeq: 0, uuids: ["u1", "tool-result-uuid"] },
+        });
+        assert.deepEqual(lostUuids(await readText(transport, reader)), ["u1"]);
+        exitOn(resumed, 1);
+        assert.equal(await readText(transport, reader), "<done>");
+      }),
+  );
+
+  await t.step(
+    "after the output the CLI before left for the client (a hibernation's tail)",
+    () =>
+      withRelay(async (relay) => {
+        const { transport, connection } = await connect(relay);
+        const reader = transport.readable.getReader();
+        void transport.write(userLine("u1")).catch(() => {});
+        void transport.write(userLine("u2")).catch(() => {});
+        await connection.next("in", (m) => m.seq === 2);
+        connection.close(4999);
+        const resumed = await relay.accept();
+        await resumed.next("hello");
+        resumed.send({
+          t: "ready",
+          session: "s-1",
+          resumed: true,
+          inSeq: 2,
+          graceMs: 1000,
+          gone: { inSeq: 2, outSeq: 2 },
+        });
+        resumed.output(1, "partial"); // the old CLI's kept output, its last line cut
+        assert.equal(await readText(transport, reader), "partial");
+        resumed.output(2, ' {"type":"result","user_message_uuids":["u1"]}\n');
+        assert.match(await readText(transport, reader), /u1/);
+        const lost = await readText(transport, reader);
+        assert.ok(lost.startsWith("\n"), "a newline ends a line the CLI left half-written");
+        // Queued after that output: u1's own result comes first (the session then ignores u1).
+        assert.deepEqual(lostUuids(lost), ["u1", "u2"]);
+        exitOn(resumed, 3);
+        assert.equal(await readText(transport, reader), "<done>");
+      }),
+  );
+});
 
 Deno.test("remote() ends with the reason when the relay cannot resume", {
   permissions: PERMISSIONS,
