@@ -264,29 +264,44 @@ function exitOn(connection: { send(message: unknown): void }, seq: number): void
 Deno.test("remote() ends the turns a CLI that is gone took and never answered, after its output", {
   permissions: PERMISSIONS,
 }, async (t) => {
+  /* Writes the user lines, has `before` happen, drops the connection, resumes with `gone`. */
+  const resumeGone = async (
+    relay: FakeRelay,
+    uuids: string[],
+    gone: { inSeq: number; outSeq: number; uuids?: string[] },
+    before?: (
+      parts: Awaited<ReturnType<typeof connect>> & { reader: ReadableStreamDefaultReader },
+    ) => Promise<void>,
+  ) => {
+    const connected = await connect(relay);
+    const { transport, connection } = connected;
+    const reader = transport.readable.getReader();
+    for (const uuid of uuids) void transport.write(userLine(uuid)).catch(() => {});
+    await connection.next("in", (m) => m.seq === uuids.length);
+    await before?.({ ...connected, reader });
+    connection.close(4999);
+    const resumed = await relay.accept();
+    await resumed.next("hello");
+    const inSeq = gone.inSeq;
+    resumed.send({ t: "ready", session: "s-1", resumed: true, inSeq, graceMs: 1000, gone });
+    return { transport, reader, resumed };
+  };
+
   await t.step(
     "lines up to gone.inSeq, once at the resume (a resume from the store)",
     () =>
       withRelay(async (relay) => {
-        const { transport, connection } = await connect(relay);
-        const reader = transport.readable.getReader();
-        for (const uuid of ["u1", "u2", "u3"]) void transport.write(userLine(uuid)).catch(() => {});
-        await connection.next("in", (m) => m.seq === 3);
-        connection.output(1, "one's result\n");
-        assert.equal(await readText(transport, reader), "one's result\n");
-        transport.answered?.("u1");
-        connection.close(4999);
-        const resumed = await relay.accept();
-        await resumed.next("hello");
         // The CLI before took in-1 and in-2; the relay writes in-3 to the new one.
-        resumed.send({
-          t: "ready",
-          session: "s-1",
-          resumed: true,
-          inSeq: 2,
-          graceMs: 1000,
-          gone: { inSeq: 2, outSeq: 1 },
-        });
+        const { transport, reader, resumed } = await resumeGone(
+          relay,
+          ["u1", "u2", "u3"],
+          { inSeq: 2, outSeq: 1 },
+          async ({ transport, connection, reader }) => {
+            connection.output(1, "one's result\n");
+            assert.equal(await readText(transport, reader), "one's result\n");
+            transport.answered?.("u1");
+          },
+        );
         assert.deepEqual(lostUuids(await readText(transport, reader)), ["u2"], "u1 was answered");
         assert.equal((await resumed.next("in")).seq, 3, "in-3 is sent again");
         resumed.output(2, "three's result\n");
@@ -300,20 +315,10 @@ Deno.test("remote() ends the turns a CLI that is gone took and never answered, a
     "lines gone.uuids names, taken beyond what the record counted",
     () =>
       withRelay(async (relay) => {
-        const { transport, connection } = await connect(relay);
-        const reader = transport.readable.getReader();
-        for (const uuid of ["u1", "u2"]) void transport.write(userLine(uuid)).catch(() => {});
-        await connection.next("in", (m) => m.seq === 2);
-        connection.close(4999);
-        const resumed = await relay.accept();
-        await resumed.next("hello");
-        resumed.send({
-          t: "ready",
-          session: "s-1",
-          resumed: true,
+        const { transport, reader, resumed } = await resumeGone(relay, ["u1", "u2"], {
           inSeq: 0,
-          graceMs: 1000,
-          gone: { inSeq: 0, outSeq: 0, uuids: ["u1", "tool-result-uuid"] },
+          outSeq: 0,
+          uuids: ["u1", "tool-result-uuid"],
         });
         assert.deepEqual(lostUuids(await readText(transport, reader)), ["u1"]);
         exitOn(resumed, 1);
@@ -325,21 +330,9 @@ Deno.test("remote() ends the turns a CLI that is gone took and never answered, a
     "after the output the CLI before left for the client (a hibernation's tail)",
     () =>
       withRelay(async (relay) => {
-        const { transport, connection } = await connect(relay);
-        const reader = transport.readable.getReader();
-        void transport.write(userLine("u1")).catch(() => {});
-        void transport.write(userLine("u2")).catch(() => {});
-        await connection.next("in", (m) => m.seq === 2);
-        connection.close(4999);
-        const resumed = await relay.accept();
-        await resumed.next("hello");
-        resumed.send({
-          t: "ready",
-          session: "s-1",
-          resumed: true,
+        const { transport, reader, resumed } = await resumeGone(relay, ["u1", "u2"], {
           inSeq: 2,
-          graceMs: 1000,
-          gone: { inSeq: 2, outSeq: 2 },
+          outSeq: 2,
         });
         resumed.output(1, "partial"); // the old CLI's kept output, its last line cut
         assert.equal(await readText(transport, reader), "partial");
