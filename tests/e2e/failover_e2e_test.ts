@@ -16,8 +16,8 @@
 
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { DuplexSession } from "../../mod.ts";
-import { remote } from "../../adapters/remote/mod.ts";
+import { DuplexSession, type Turn } from "../../mod.ts";
+import { LOST_TERMINAL_REASON, remote } from "../../adapters/remote/mod.ts";
 import { serveRelay } from "../../adapters/relay/mod.ts";
 import { PostgresSessionStore } from "../../stores/postgres/mod.ts";
 import type { MirrorEvent } from "../../src/store/mirror_target.ts";
@@ -96,6 +96,14 @@ failoverTest(
       const other = relays[1 - on]!;
       const [cliPid] = await childrenOf(dead.pid);
       assert.ok(cliPid !== undefined && cliPid > 1, "the relay runs the CLI");
+      // A turn running when the relay dies: its CLI took it and goes with it, unanswered.
+      const streaming = api.messageRequests.length;
+      const running = session.send("[[stall]] Tell me a long story.", { timeoutMs: 60_000 })
+        .catch((error: unknown) => error);
+      await waitUntil(
+        () => Promise.resolve(api.messageRequests.length > streaming && api.openStreams > 0),
+        "the running turn's request to stream",
+      );
 
       await t.step("the relay and its CLI are killed; nothing of them is left", async () => {
         dead.kill();
@@ -105,6 +113,14 @@ failoverTest(
           async () => (await groupMembers([dead.pid, cliPid])).length === 0,
           "every process of the killed relay and its CLI to be gone",
         );
+      });
+
+      await t.step("the turn running then ends with an error result, not a wait", async () => {
+        const lost = await running;
+        assert.ok(!(lost instanceof Error), `an error result, not a timeout: ${lost}`);
+        const { result } = lost as Turn;
+        assert.equal(result.isError, true);
+        assert.equal(result.terminalReason, LOST_TERMINAL_REASON);
       });
 
       await t.step("the next turn goes through the other relay, with the history", async () => {
@@ -123,6 +139,7 @@ failoverTest(
         await reading;
         assert.deepEqual(results.map((result) => result.text), [
           "Echo: My name is Ada.",
+          undefined, // the lost turn's error result (its errors say why)
           "Echo: What is my name?",
           "Echo: And again?",
         ]);
