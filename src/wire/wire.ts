@@ -311,7 +311,7 @@ export function lostTurnsLine(uuids: readonly string[]): string {
     duration_ms: 0,
     duration_api_ms: 0,
     num_turns: 0,
-    session_id: "",
+    // No session_id: the client does not know the CLI's (the turn's `sessionId` is undefined).
     terminal_reason: LOST_TERMINAL_REASON,
     errors: [
       "The CLI that took this turn is gone (its relay ended it) without its result; " +

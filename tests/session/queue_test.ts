@@ -303,6 +303,7 @@ Deno.test("a lost-turns result ends the turns it names that are still pending, i
   assert.equal(lost.result.isError, true);
   assert.equal(lost.result.terminalReason, LOST_TERMINAL_REASON);
   assert.match(lost.result.errors.join(" "), /send the turn again/);
+  assert.equal(lost.result.sessionId, undefined, "no CLI session is named");
   assert.equal(session.busy, false);
   const third = session.send("third", { uuid: "u3" });
   await userLine(cli, "third");

@@ -12,7 +12,7 @@
 
 import postgres from "postgres";
 import { DuplexSession } from "../../mod.ts";
-import { remote } from "../../adapters/remote/mod.ts";
+import { LOST_TERMINAL_REASON, remote } from "../../adapters/remote/mod.ts";
 import { sleep } from "../../src/_deadline.ts";
 import { messageOf } from "../../src/_values.ts";
 import { isDuplexError } from "../../src/errors.ts";
@@ -440,9 +440,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             });
             record.outcome = turn.uuid !== uuid
               ? "lost"
+              : turn.result.terminalReason === LOST_TERMINAL_REASON
+              ? "failed" // its CLI went without answering: the client is told, typed
               : turn.result.isError
               ? "error_result"
               : "delivered";
+            if (record.outcome === "failed") {
+              record.kind = LOST_TERMINAL_REASON;
+              failedKinds[record.kind] = (failedKinds[record.kind] ?? 0) + 1;
+            }
             cliSession = turn.result.sessionId ?? cliSession;
             if (cliSession !== undefined) sessions.add(cliSession);
           } catch (error) {
