@@ -307,18 +307,18 @@ export function lostTurnsLine(uuids: readonly string[]): string {
   const result = {
     type: "result",
     subtype: "error_during_execution",
-    is_error: true,
-    duration_ms: 0,
-    duration_api_ms: 0,
-    num_turns: 0,
+    "is_error": true,
+    "duration_ms": 0,
+    "duration_api_ms": 0,
+    "num_turns": 0,
     // No session_id: the client does not know the CLI's (the turn's `sessionId` is undefined).
-    terminal_reason: LOST_TERMINAL_REASON,
+    "terminal_reason": LOST_TERMINAL_REASON,
     errors: [
       "The CLI that took this turn is gone (its relay ended it) without its result; " +
       "the conversation goes on in a new CLI: send the turn again",
     ],
-    user_message_uuid: uuids.at(-1),
-    user_message_uuids: [...uuids],
+    "user_message_uuid": uuids.at(-1),
+    "user_message_uuids": [...uuids],
   };
   return `\n${JSON.stringify(result)}\n`;
 }
