@@ -88,14 +88,15 @@ export type StoreContract =
   | "newest-first"
   | "delete"
   | "list-subkeys"
-  | "summaries";
+  | "summaries"
+  | "append-if";
 
 /** What each contract checks, the optional method it needs, and how. */
 const CONTRACTS: Record<
   StoreContract,
   {
     title: string;
-    needs?: "listSessions" | "delete" | "listSubkeys" | "listSessionSummaries";
+    needs?: "listSessions" | "delete" | "listSubkeys" | "listSessionSummaries" | "appendIf";
     check: checks.StoreCheck;
   }
 > = {
@@ -151,6 +152,11 @@ const CONTRACTS: Record<
     title: "listSessionSummaries is the fold of each main transcript's entries",
     needs: "listSessionSummaries",
     check: checkSummaries,
+  },
+  "append-if": {
+    title: "appendIf appends only while no entry of its guard key names a higher epoch",
+    needs: "appendIf",
+    check: checks.checkAppendIf,
   },
 };
 
@@ -268,6 +274,7 @@ export async function sessionStoreConformance(
     delete: has("delete"),
     listSubkeys: has("listSubkeys"),
     listSessionSummaries: has("listSessionSummaries"),
+    appendIf: has("appendIf"),
   };
   await dispose(probe);
   for (const id of STORE_CONTRACTS) {
