@@ -16,9 +16,8 @@
  *   relay's append that passed the check just before lands within it. A
  *   check that took more than half of that (a stalled process, a slow store)
  *   is made again, up to three times, and one the store does not answer fails the append (the
- *   mirror tries again later). A store with `appendIf` (this library's
- *   PostgreSQL and in-memory stores) closes that window: each append is
- *   checked against the fence in the store, in one step with the raise.
+ *   mirror tries again later). (A store with conditional appends would close
+ *   the window for good; the `SessionStore` contract has none.)
  * - Input lines have no such window: a relay saves in its record that a
  *   line may be written before it checks the fence (`StoreLink.admitsInput`),
  *   and the raiser reads the record after raising (`_store_wake.ts`), so a
@@ -28,12 +27,7 @@
  */
 
 import { abortable, deadline, sleep } from "../../src/_deadline.ts";
-import type {
-  AppendGuard,
-  SessionKey,
-  SessionStore,
-  SessionStoreEntry,
-} from "../../src/store/session_store.ts";
+import type { SessionKey, SessionStore, SessionStoreEntry } from "../../src/store/session_store.ts";
 import { relayKey } from "./_relay_record.ts";
 
 /** The `type` of a fence entry. */
@@ -53,14 +47,12 @@ export function fenceKey(cliSessionId: string): Promise<SessionKey> {
 
 /**
  * Raises a conversation's fence to `epoch`: from now on, a relay running it
- * at a lower epoch writes nothing more of its transcript. With a store that
- * has `appendIf`, only while no fence stands at `epoch` or above.
+ * at a lower epoch writes nothing more of its transcript.
  *
  * @param store The shared store.
  * @param cliSessionId The CLI's session id.
  * @param epoch The resuming relay's epoch.
  * @param timeoutMs The bound of the append.
- * @returns False when another relay raised it to `epoch` or above first (nothing raised).
  * @throws {Error} When the store did not take it within the bound.
  */
 export async function raiseFence(
@@ -68,7 +60,7 @@ export async function raiseFence(
   cliSessionId: string,
   epoch: number,
   timeoutMs: number,
-): Promise<boolean> {
+): Promise<void> {
   const key = await fenceKey(cliSessionId);
   const entry = {
     type: FENCE_TYPE,
@@ -77,15 +69,8 @@ export async function raiseFence(
     at: new Date().toISOString(),
   };
   using limit = deadline(timeoutMs);
-  if (store.appendIf === undefined) {
-    await abortable(store.append(key, [entry]), limit.signal);
-    return true;
-  }
-  return await abortable(store.appendIf(key, [entry], { key, maxEpoch: epoch - 1 }), limit.signal);
+  await abortable(store.append(key, [entry]), limit.signal);
 }
-
-/** How many times a takeover raises the fence again after another relay raised it first. */
-const RAISE_ATTEMPTS = 5;
 
 /**
  * Takes a conversation over for a new CLI (a resume from the store, or a
@@ -106,16 +91,10 @@ export async function takeOver(
   atLeast: number,
   timeoutMs: number,
 ): Promise<number> {
-  for (let attempt = 1;; attempt++) {
-    const epoch = Math.max(atLeast, await highestFence(store, cliSessionId, timeoutMs) + 1);
-    if (await raiseFence(store, cliSessionId, epoch, timeoutMs)) {
-      await sleep(FENCE_SETTLE_MS);
-      return epoch;
-    }
-    if (attempt >= RAISE_ATTEMPTS) {
-      throw new Error(`another relay raised the fence first, ${attempt} times running`);
-    }
-  }
+  const epoch = Math.max(atLeast, await highestFence(store, cliSessionId, timeoutMs) + 1);
+  await raiseFence(store, cliSessionId, epoch, timeoutMs);
+  await sleep(FENCE_SETTLE_MS);
+  return epoch;
 }
 
 /**
@@ -220,22 +199,10 @@ export class Fence {
     if (this.#fenced) return undefined;
     const highest = await this.#highestWithin(this.#timeoutMs);
     if (highest <= this.#epoch || this.#fenced) return undefined;
-    // Another relay raised it higher meanwhile: that one runs the conversation now.
-    if (!await raiseFence(this.#store, this.#cliSessionId, highest + 1, this.#timeoutMs)) {
-      this.#fenced = true;
-    }
+    await raiseFence(this.#store, this.#cliSessionId, highest + 1, this.#timeoutMs);
     if (this.#fenced) return undefined;
     this.#epoch = highest + 1;
     return this.#epoch;
-  }
-
-  /**
-   * The guard of this relay's appends in a store with `appendIf`: the
-   * fence's key, and this relay's epoch as the highest that lets them through.
-   */
-  async guard(): Promise<AppendGuard> {
-    this.#key ??= fenceKey(this.#cliSessionId);
-    return { key: await this.#key, maxEpoch: this.#epoch };
   }
 
   /** Takes this relay off the conversation for good, as a higher fence does. */

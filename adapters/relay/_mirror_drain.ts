@@ -14,14 +14,11 @@
 
 import { abortable, deadline } from "../../src/_deadline.ts";
 import type { MirrorTarget } from "../../src/store/mirror_target.ts";
-import type { AppendGuard } from "../../src/store/session_store.ts";
 
 /** Decides whether an append may go to the store (the conversation's fence, `_fence.ts`). */
 export interface AppendGate {
   /** Whether the next append may go. */
   admits(): Promise<boolean>;
-  /** The guard for a store with `appendIf`, which checks it with the append, in one step. */
-  guard?(): Promise<AppendGuard>;
 }
 
 /** Counts the mirror's appends under way, and holds back those its gate refuses. */
@@ -45,16 +42,13 @@ export class AppendTracker {
         key: Parameters<typeof store.append>[0],
         entries: Parameters<typeof store.append>[1],
       ) => {
-        // With `appendIf`, the store checks the fence and appends in one step (no window).
-        const admitted = store.appendIf !== undefined && gate.guard !== undefined
-          ? await store.appendIf(key, entries, await gate.guard())
-          : await gate.admits() && (await store.append(key, entries), true);
-        if (!admitted) {
+        if (!(await gate.admits())) {
           refused?.();
           throw new Error(
             "Cannot mirror the transcript: another relay resumed the conversation (its fence is higher)",
           );
         }
+        await store.append(key, entries);
       };
     this.target = {
       ...target,

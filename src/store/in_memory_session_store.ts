@@ -15,7 +15,6 @@ import {
   serializeEntries,
 } from "./_store_checks.ts";
 import type {
-  AppendGuard,
   SessionKey,
   SessionStore,
   SessionStoreEntry,
@@ -120,32 +119,6 @@ export class InMemorySessionStore implements SessionStore {
     } catch (error) {
       return Promise.reject(error);
     }
-  }
-
-  /**
-   * Appends only while no entry of `guard.key` names an `epoch` above
-   * `guard.maxEpoch` (checked and written in one step).
-   *
-   * @param key The transcript.
-   * @param entries The lines, in order.
-   * @param guard The key to check and the highest epoch allowed.
-   * @returns False when an entry of `guard.key` names a higher epoch (nothing written).
-   */
-  appendIf(
-    key: SessionKey,
-    entries: readonly SessionStoreEntry[],
-    guard: AppendGuard,
-  ): Promise<boolean> {
-    try {
-      checkKey(guard.key, "append to the store");
-      const highest = highestEpoch(this.#transcript(guard.key)?.lines ?? []);
-      if (highest > guard.maxEpoch) return Promise.resolve(false);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    // `append` writes before it returns: the check and the write are one step (a subclass's
-    // `append` that waits first, as tests' slow stores do, opens the window it models).
-    return this.append(key, entries).then(() => true);
   }
 
   #append(key: SessionKey, batch: readonly SerializedEntry[]): void {
@@ -292,14 +265,4 @@ export class InMemorySessionStore implements SessionStore {
   clear(): void {
     this.#projects.clear();
   }
-}
-
-/* The highest numeric `epoch` among a transcript's lines (JSON), or -Infinity. */
-function highestEpoch(lines: readonly string[]): number {
-  let highest = -Infinity;
-  for (const line of lines) {
-    const epoch = (JSON.parse(line) as { epoch?: unknown }).epoch;
-    if (typeof epoch === "number" && epoch > highest) highest = epoch;
-  }
-  return highest;
 }

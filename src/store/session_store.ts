@@ -122,26 +122,4 @@ export interface SessionStore {
   listSessionSummaries?(projectKey: string): Promise<SessionSummaryEntry[]>;
   /** Lists the subpaths (subagent transcripts) under a session. */
   listSubkeys?(key: { readonly projectKey: string; readonly sessionId: string }): Promise<string[]>;
-  /**
-   * Appends only while no entry of `guard.key` names an `epoch` (a number)
-   * above `guard.maxEpoch`, the check and the write one step against every
-   * other `appendIf` with that guard key (an extension of this library's
-   * stores; the relay's fence uses it when a store has it, see
-   * `adapters/relay/_fence.ts`).
-   *
-   * @returns False when the guard stood in the way (nothing was appended).
-   */
-  appendIf?(
-    key: SessionKey,
-    entries: readonly SessionStoreEntry[],
-    guard: AppendGuard,
-  ): Promise<boolean>;
-}
-
-/** The guard of {@linkcode SessionStore.appendIf}. */
-export interface AppendGuard {
-  /** The key whose entries' `epoch` fields are checked. */
-  readonly key: SessionKey;
-  /** The highest epoch that lets the append through. */
-  readonly maxEpoch: number;
 }

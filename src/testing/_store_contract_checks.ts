@@ -369,27 +369,3 @@ export const checkConcurrentAppends: StoreCheck = async (fresh) => {
   await Promise.all(keys.map((key, i) => store.append(key, [e({ uuid: "p", i })])));
   for (const [i, key] of keys.entries()) same(await store.load(key), [e({ uuid: "p", i })], "keys");
 };
-
-/** The guard key of the `append-if` contract (its entries name epochs). */
-const GUARD: SessionKey = { projectKey: "conformance-guards", sessionId: "fence-1" };
-
-export const checkAppendIf: StoreCheck = async (fresh) => {
-  const store = await fresh();
-  const appendIf = store.appendIf!.bind(store);
-  ok(await appendIf(KEY, numbered("g1"), { key: GUARD, maxEpoch: 0 }), "an unguarded key admits");
-  // A raise as the relay makes it: only while no entry names its epoch or above.
-  const raise = (epoch: number) =>
-    appendIf(GUARD, [e({ epoch })], { key: GUARD, maxEpoch: epoch - 1 });
-  ok(await raise(1), "raising an empty guard to 1");
-  ok(!(await raise(1)), "raising it to 1 again is refused");
-  await store.append(GUARD, [e({ epoch: "9" }), e({ note: "no epoch" })]); // not numbers: ignored
-  ok(!(await appendIf(KEY, numbered("g2"), { key: GUARD, maxEpoch: 0 })), "epoch 1 > 0: refused");
-  ok(await appendIf(KEY, numbered("g3"), { key: GUARD, maxEpoch: 1 }), "epoch 1 <= 1: admitted");
-  ok(await appendIf(SUB, numbered("s1"), { key: GUARD, maxEpoch: 1 }), "a subkey, admitted");
-  ok(await appendIf(KEY, [], { key: GUARD, maxEpoch: 1 }), "an empty batch, admitted");
-  same((await store.load(KEY))?.map((entry) => entry.uuid), ["g1", "g3"], "what was admitted");
-  same((await store.load(SUB))?.map((entry) => entry.uuid), ["s1"], "the subkey's");
-  // Raises at once from many callers: each epoch once, so exactly one raise per epoch wins.
-  const wins = await Promise.all([2, 2, 2, 3, 3].map((epoch) => raise(epoch)));
-  same(wins.filter(Boolean).length, 2, "one raise to 2 and one to 3 won");
-};

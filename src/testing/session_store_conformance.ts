@@ -88,15 +88,14 @@ export type StoreContract =
   | "newest-first"
   | "delete"
   | "list-subkeys"
-  | "summaries"
-  | "append-if";
+  | "summaries";
 
 /** What each contract checks, the optional method it needs, and how. */
 const CONTRACTS: Record<
   StoreContract,
   {
     title: string;
-    needs?: "listSessions" | "delete" | "listSubkeys" | "listSessionSummaries" | "appendIf";
+    needs?: "listSessions" | "delete" | "listSubkeys" | "listSessionSummaries";
     check: checks.StoreCheck;
   }
 > = {
@@ -152,11 +151,6 @@ const CONTRACTS: Record<
     title: "listSessionSummaries is the fold of each main transcript's entries",
     needs: "listSessionSummaries",
     check: checkSummaries,
-  },
-  "append-if": {
-    title: "appendIf appends only while no entry of its guard key names a higher epoch",
-    needs: "appendIf",
-    check: checks.checkAppendIf,
   },
 };
 
@@ -274,7 +268,6 @@ export async function sessionStoreConformance(
     delete: has("delete"),
     listSubkeys: has("listSubkeys"),
     listSessionSummaries: has("listSessionSummaries"),
-    appendIf: has("appendIf"),
   };
   await dispose(probe);
   for (const id of STORE_CONTRACTS) {

@@ -167,19 +167,6 @@ export function listSummariesQuery(names: TableNames): string {
 WHERE project_key = $1 AND subpath = '' AND summary IS NOT NULL ORDER BY mtime DESC, seq DESC NULLS LAST`;
 }
 
-/**
- * The lock of an `appendIf`: a transaction-level advisory lock on its guard
- * key (held until the transaction ends). $1: the guard key's JSON.
- */
-export const GUARD_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
-
-/** The highest numeric `epoch` among a key's entries (null: none). $1-$3: the key. */
-export function highestEpochQuery(names: TableNames): string {
-  return `SELECT max(CASE WHEN json_typeof(entry -> 'epoch') = 'number'
-  THEN (entry ->> 'epoch')::numeric END)::text AS epoch FROM ${names.entries}
-WHERE project_key = $1 AND session_id = $2 AND subpath = $3`;
-}
-
 /** A transcript's entries in append order. $1-$3: the key. */
 export function loadQuery(names: TableNames): string {
   return `SELECT entry::text AS e FROM ${names.entries}

@@ -7,7 +7,6 @@
  */
 
 import type {
-  AppendGuard,
   SessionKey,
   SessionStore,
   SessionStoreEntry,
@@ -15,7 +14,7 @@ import type {
 } from "../../src/store/session_store.ts";
 import { KeyQueue } from "../../src/store/_key_queue.ts";
 import { foldSessionSummary, type SessionSummaryEntry } from "../../src/store/session_summary.ts";
-import type { PostgresClient, PostgresQueryable } from "./postgres_client.ts";
+import type { PostgresClient } from "./postgres_client.ts";
 import { type TableNames, tableNames } from "./_names.ts";
 import { bounded, type Operation } from "./_bounded.ts";
 import { decodeEntry, encodeBatch, keyParams, projectParam, sessionParams } from "./_checks.ts";
@@ -203,79 +202,28 @@ export class PostgresSessionStore implements SessionStore {
     // Appends to one key run one after the other, in call order (a pool would reorder them).
     await this.#appends.run(JSON.stringify(params), async () => {
       await this.#ready(op);
-      await this.#write(this.#sql, op, key, params, batch);
+      if (params[2] !== "") {
+        const statement = q.appendStatement(this.#names);
+        await bounded(op, () => this.#sql.unsafe(statement, [...params, batch], PREPARED));
+        return;
+      }
+      const statement = q.appendReturningStatement(this.#names);
+      const rows = await bounded(
+        op,
+        () => this.#sql.unsafe(statement, [...params, batch], PREPARED),
+      );
+      const mtime = String(rows[0]?.mtime);
+      const summary = await this.#fold(op, key, params, rows);
+      const update = q.summaryStatement(this.#names);
+      await bounded(
+        op,
+        () => this.#sql.unsafe(update, [params[0], params[1], summary, mtime], PREPARED),
+      );
     });
-  }
-
-  /**
-   * Appends only while no entry of `guard.key` names an `epoch` above
-   * `guard.maxEpoch`: in one transaction that first takes a transaction-level
-   * advisory lock on the guard's key (every `appendIf` with that guard key
-   * waits for the one before it to commit), then reads the highest epoch,
-   * then writes as {@linkcode append} does. The relay's fence raise and its
-   * transcript appends go through it, so none lands after a raise it did not
-   * see.
-   *
-   * @param key The transcript.
-   * @param entries The lines, in order.
-   * @param guard The key to check and the highest epoch allowed.
-   * @returns False when an entry of `guard.key` names a higher epoch (nothing written).
-   * @throws {TypeError} For a bad key or entry (nothing is written).
-   * @throws {DuplexError} `timeout` past `timeoutMs`; a server or driver failure.
-   */
-  async appendIf(
-    key: SessionKey,
-    entries: readonly SessionStoreEntry[],
-    guard: AppendGuard,
-  ): Promise<boolean> {
-    const op = this.#op("append to");
-    const params = keyParams(op.action, key);
-    const guardParams = keyParams(op.action, guard.key);
-    const batch = encodeBatch(op.action, entries);
-    return await this.#appends.run(JSON.stringify(params), async () => {
-      await this.#ready(op);
-      let admitted = false;
-      await this.#transaction(op, async (tx) => {
-        await tx.unsafe(q.GUARD_LOCK, [JSON.stringify(guardParams)]);
-        const [row] = await tx.unsafe(q.highestEpochQuery(this.#names), [...guardParams]);
-        const highest = row?.epoch === null || row?.epoch === undefined
-          ? -Infinity
-          : Number(row.epoch);
-        if (highest > guard.maxEpoch) return;
-        admitted = true;
-        if (batch !== undefined) await this.#write(tx, op, key, params, batch);
-      });
-      return admitted;
-    });
-  }
-
-  /* An append's statements, on the pool or in a transaction. */
-  async #write(
-    sql: PostgresQueryable,
-    op: Operation,
-    key: SessionKey,
-    params: ReturnType<typeof keyParams>,
-    batch: string,
-  ): Promise<void> {
-    if (params[2] !== "") {
-      const statement = q.appendStatement(this.#names);
-      await bounded(op, () => sql.unsafe(statement, [...params, batch], PREPARED));
-      return;
-    }
-    const statement = q.appendReturningStatement(this.#names);
-    const rows = await bounded(op, () => sql.unsafe(statement, [...params, batch], PREPARED));
-    const mtime = String(rows[0]?.mtime);
-    const summary = await this.#fold(sql, op, key, params, rows);
-    const update = q.summaryStatement(this.#names);
-    await bounded(
-      op,
-      () => sql.unsafe(update, [params[0], params[1], summary, mtime], PREPARED),
-    );
   }
 
   /* The session's new summary (JSON) from what the append returned. */
   async #fold(
-    sql: PostgresQueryable,
     op: Operation,
     key: SessionKey,
     params: readonly string[],
@@ -296,7 +244,7 @@ export class PostgresSessionStore implements SessionStore {
     } else {
       // No summary yet (a key of an earlier version), or one another writer moved past.
       const query = q.loadQuery(this.#names);
-      const all = await bounded(op, () => sql.unsafe(query, [...params], PREPARED));
+      const all = await bounded(op, () => this.#sql.unsafe(query, [...params], PREPARED));
       summary = foldSessionSummary(undefined, key, all.map((row) => decodeEntry(row.e)), { mtime });
     }
     return JSON.stringify(summary);
