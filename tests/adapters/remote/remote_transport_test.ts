@@ -292,10 +292,11 @@ Deno.test("remote() ends the turns a CLI that is gone took and never answered, a
     () =>
       withRelay(async (relay) => {
         // The CLI before took in-1 and in-2; the relay writes in-3 to the new one.
+        const gone = { inSeq: 2, outSeq: 1 };
         const { transport, reader, resumed } = await resumeGone(
           relay,
           ["u1", "u2", "u3"],
-          { inSeq: 2, outSeq: 1 },
+          gone,
           async ({ transport, connection, reader }) => {
             connection.output(1, "one's result\n");
             assert.equal(await readText(transport, reader), "one's result\n");
@@ -306,7 +307,16 @@ Deno.test("remote() ends the turns a CLI that is gone took and never answered, a
         assert.equal((await resumed.next("in")).seq, 3, "in-3 is sent again");
         resumed.output(2, "three's result\n");
         assert.equal(await readText(transport, reader), "three's result\n", "no second lost line");
-        exitOn(resumed, 3);
+        // A line never answered (cancelled while queued), then a resume naming the same CLI before.
+        void transport.write(userLine("u4")).catch(() => {});
+        await resumed.next("in");
+        resumed.close(4999);
+        const again = await relay.accept();
+        await again.next("hello");
+        again.send({ t: "ready", session: "s-1", resumed: true, inSeq: 4, graceMs: 1000, gone });
+        again.output(3, "later output\n");
+        assert.equal(await readText(transport, reader), "later output\n", "nothing settled again");
+        exitOn(again, 4);
         assert.equal(await readText(transport, reader), "<done>");
       }),
   );
