@@ -16,7 +16,6 @@ import { messageOf } from "../../src/_values.ts";
 import { abortable, deadline } from "../../src/_deadline.ts";
 import { DuplexError, isDuplexError } from "../../src/errors.ts";
 import { CLOSE, type SpawnRequest, SUBPROTOCOL } from "../../src/wire/wire.ts";
-import type { SessionStoreEntry } from "../../src/store/session_store.ts";
 import type { TraceContext } from "../../src/telemetry/_trace_context.ts";
 import { Telemetry, TELEMETRY_OFF } from "../../src/telemetry/_telemetry.ts";
 import type { TransportFactory } from "../../src/transport/transport.ts";
@@ -45,8 +44,8 @@ import {
 import { Refusal, spawnOptions } from "./_policy.ts";
 import type { Config } from "./_relay_config.ts";
 import { randomToken, RelaySession, type Start, type Wake } from "./_relay_session.ts";
-import { type LinkLinger, mirrorPublisher, openStoreLink, type Resent } from "./_relay_store.ts";
-import { wakeFromStore } from "./_store_wake.ts";
+import { type LinkLinger, mirrorPublisher, openStoreLink } from "./_relay_store.ts";
+import { assertStored, takenAfter, wakeFromStore } from "./_store_wake.ts";
 import { takeOver } from "./_fence.ts";
 import { ConversationOwners, REMEMBERED } from "./_conversations.ts";
 import { hibernatable, type Hibernated, HibernatedSessions } from "./_hibernation.ts";
@@ -531,62 +530,4 @@ async function bounded(promise: Promise<unknown>, ms: number): Promise<void> {
 /* A store's failure (or its bound passing) while the subprocess adapter loaded the transcript. */
 function isStoreFailure(error: unknown): boolean {
   return isDuplexError(error, "store_failed") || isDuplexError(error, "timeout");
-}
-
-/*
- * Before a resume from the store takes its conversation over (fencing off the relay that runs
- * it): the store must hold its transcript, else the new CLI cannot start and the old one would
- * be fenced off for nothing (its first turn still running, say). And it must hold the user
- * line the client's last result answered (`answered`): a turn can reach its client while its
- * transcript's append fails (turns go on through a store outage; the old relay's mirror catches
- * the store up when it is back), and a takeover before that catch-up would fence it off, and
- * resume a history without a turn the client was given. Refused `busy`: try later (the client
- * stops after its reconnect attempts, with the refusal's words).
- */
-async function assertStored(
-  resent: Resent,
-  answered: string | undefined,
-): Promise<SessionStoreEntry[]> {
-  let entries;
-  try {
-    using limit = deadline(resent.loadTimeoutMs);
-    entries = await abortable(resent.store.load(resent.transcript), limit.signal);
-  } catch (error) {
-    throw new Refusal(
-      "busy",
-      `Cannot resume the session: the session store did not load its transcript within ` +
-        `${resent.loadTimeoutMs} ms (${messageOf(error)}); try again later`,
-    );
-  }
-  if (entries === null || entries.length === 0) {
-    throw new Refusal(
-      "busy",
-      "Cannot resume the session yet: the session store holds none of its transcript (its first " +
-        "turn may still be running on another relay); try again later",
-    );
-  }
-  if (answered !== undefined && !entries.some((entry) => entry.uuid === answered)) {
-    throw new Refusal(
-      "busy",
-      `Cannot resume the session yet: the session store's transcript lacks the turn of user ` +
-        `line ${answered}, whose result the client has (the relay that ran it may still be ` +
-        "writing it); try again later",
-    );
-  }
-  return entries;
-}
-
-/** The most uuids a ready's `gone.uuids` names (the client's unanswered lines are fewer). */
-const MAX_TAKEN = 256;
-
-/*
- * The user lines a stored transcript holds after `answered` (all of them without it): lines the
- * CLI before took whose results the client does not have (its own among them; the others, tool
- * results, it ignores). The latest `MAX_TAKEN`.
- */
-function takenAfter(entries: readonly SessionStoreEntry[], answered: string | undefined): string[] {
-  const from = answered === undefined ? -1 : entries.findIndex((entry) => entry.uuid === answered);
-  return entries.slice(from + 1).flatMap((entry) =>
-    entry.type === "user" && typeof entry.uuid === "string" ? [entry.uuid] : []
-  ).slice(-MAX_TAKEN);
 }

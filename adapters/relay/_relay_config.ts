@@ -117,7 +117,7 @@ export function checkOptions(options: RelayOptions): Config {
   }
   const { sessionStore, projectKey } = checkStore(options, given);
   // A store behind catches up within seconds of its return: a client resuming the conversation
-  // on another relay waits for it (`_relay.ts`, assertStored).
+  // on another relay waits for it (`_store_wake.ts`, assertStored).
   const cli: SubprocessOptions = sessionStore === undefined ? given : {
     ...given,
     sessionStore,

@@ -10,6 +10,7 @@
 
 import { abortable, deadline, sleep } from "../../src/_deadline.ts";
 import { TranscriptMirror } from "../../src/session/_mirror.ts";
+import { userLineUuid } from "../../src/protocol/_user_line.ts";
 import type { MirrorEvent, MirrorTarget } from "../../src/store/mirror_target.ts";
 import type { SessionKey, SessionStore } from "../../src/store/session_store.ts";
 import type { SpawnRequest } from "../../src/wire/wire.ts";
@@ -319,7 +320,7 @@ export class StoreLink {
   async alreadyTaken(line: string): Promise<boolean> {
     const resent = this.#resent;
     if (!resent) return false;
-    const uuid = userUuid(line);
+    const uuid = userLineUuid(line);
     if (uuid === undefined) return false;
     this.#uuids ??= loadUuids(resent);
     const taken = (await this.#uuids).has(uuid);
@@ -449,18 +450,6 @@ export async function openStoreLink(
     ...(record ? { record } : {}),
     ...(session.resent ? { resent: session.resent } : {}),
   });
-}
-
-function userUuid(line: string): string | undefined {
-  if (!line.includes('"uuid"')) return undefined;
-  try {
-    const value: unknown = JSON.parse(line);
-    if (typeof value !== "object" || value === null) return undefined;
-    const { type, uuid } = value as Record<string, unknown>;
-    return type === "user" && typeof uuid === "string" ? uuid : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 async function loadUuids(resent: Resent): Promise<Set<string>> {

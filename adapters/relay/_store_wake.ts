@@ -4,7 +4,9 @@
  * owner's and an unknown token look alike), its spawn request checked again
  * against the asking credential's policy, and the options of
  * `claude --resume` made (the subprocess adapter materialises the stored
- * transcript for the new process).
+ * transcript for the new process); before the takeover, the stored
+ * transcript checked (`assertStored`) and the lines the CLI before took
+ * after the client's last result read from it (`takenAfter`).
  *
  * @module
  */
@@ -18,6 +20,7 @@ import { type Credential, ownedBy } from "./_access.ts";
 import { Refusal } from "./_policy.ts";
 import { lastRecord, lastWritten, recordKey, sha256 } from "./_relay_record.ts";
 import type { Wake } from "./_relay_session_types.ts";
+import type { Resent } from "./_relay_store.ts";
 import type { ResumePoint } from "./_connection_host.ts";
 import { wakeOptions, workspaceFolder } from "./_wake_options.ts";
 
@@ -149,4 +152,65 @@ async function loadRecord(
         `${timeoutMs} ms (${messageOf(error)}); try again later`,
     );
   }
+}
+
+/**
+ * Before a resume from the store takes its conversation over (fencing off the relay that runs
+ * it): the store must hold its transcript, else the new CLI cannot start and the old one would
+ * be fenced off for nothing (its first turn still running, say). And it must hold the user
+ * line the client's last result answered (`answered`): a turn can reach its client while its
+ * transcript's append fails (turns go on through a store outage; the old relay's mirror catches
+ * the store up when it is back), and a takeover before that catch-up would fence it off, and
+ * resume a history without a turn the client was given. Refused `busy`: try later (the client
+ * stops after its reconnect attempts, with the refusal's words).
+ */
+export async function assertStored(
+  resent: Resent,
+  answered: string | undefined,
+): Promise<SessionStoreEntry[]> {
+  let entries;
+  try {
+    using limit = deadline(resent.loadTimeoutMs);
+    entries = await abortable(resent.store.load(resent.transcript), limit.signal);
+  } catch (error) {
+    throw new Refusal(
+      "busy",
+      `Cannot resume the session: the session store did not load its transcript within ` +
+        `${resent.loadTimeoutMs} ms (${messageOf(error)}); try again later`,
+    );
+  }
+  if (entries === null || entries.length === 0) {
+    throw new Refusal(
+      "busy",
+      "Cannot resume the session yet: the session store holds none of its transcript (its first " +
+        "turn may still be running on another relay); try again later",
+    );
+  }
+  if (answered !== undefined && !entries.some((entry) => entry.uuid === answered)) {
+    throw new Refusal(
+      "busy",
+      `Cannot resume the session yet: the session store's transcript lacks the turn of user ` +
+        `line ${answered}, whose result the client has (the relay that ran it may still be ` +
+        "writing it); try again later",
+    );
+  }
+  return entries;
+}
+
+/** The most uuids a ready's `gone.uuids` names (the client's unanswered lines are fewer). */
+const MAX_TAKEN = 256;
+
+/**
+ * The user lines a stored transcript holds after `answered` (all of them without it): lines the
+ * CLI before took whose results the client does not have (its own among them; the others, tool
+ * results, it ignores). The latest `MAX_TAKEN`.
+ */
+export function takenAfter(
+  entries: readonly SessionStoreEntry[],
+  answered: string | undefined,
+): string[] {
+  const from = answered === undefined ? -1 : entries.findIndex((entry) => entry.uuid === answered);
+  return entries.slice(from + 1).flatMap((entry) =>
+    entry.type === "user" && typeof entry.uuid === "string" ? [entry.uuid] : []
+  ).slice(-MAX_TAKEN);
 }

@@ -128,7 +128,7 @@
  * | `_conversations.ts` | Who owns each CLI conversation (`spawn.resume` opens only one's own). |
  * | `_pending_claims.ts` | Owner claims the store did not take: kept, bounded, retried with backoff. |
  * | `_wake_options.ts` | The options of a wake, checked against the resuming credential. |
- * | `_store_wake.ts` | A wake from the shared store: the record loaded, its owner checked. |
+ * | `_store_wake.ts` | A wake from the shared store: the record loaded, its owner checked, the transcript checked. |
  * | `_relay_store.ts` | A session's use of the store: the mirror, the record, resent lines. |
  * | `_relay_record.ts` | Session records in the store: their form, appends and loads. |
  * | `_stdout_tap.ts` | The CLI's stdout split for the mirror, other bytes forwarded unchanged. |

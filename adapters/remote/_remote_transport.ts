@@ -24,6 +24,7 @@ import {
 } from "../../src/wire/wire.ts";
 import { heartbeat } from "../../src/wire/_heartbeat.ts";
 import { parseRelayMessage } from "../../src/wire/wire_parse.ts";
+import { userLineUuid } from "../../src/protocol/_user_line.ts";
 import { parseTraceContext, type TraceContext } from "../../src/telemetry/_trace_context.ts";
 import type { Transport, TransportInfo } from "../../src/transport/transport.ts";
 import type { TransportOpenContext } from "../../src/transport/transport.ts";
@@ -38,21 +39,6 @@ import type { Settings } from "./remote_options.ts";
 /** The most unanswered user lines remembered (older ones were cancelled, or are long gone). */
 const MAX_UNANSWERED = 4096;
 const ENCODER = new TextEncoder();
-
-/**
- * The uuid of a user line the session wrote (`{"type":"user",…,"uuid":…}`), else undefined:
- * only such lines are parsed.
- */
-function userLineUuid(line: string): string | undefined {
-  if (!line.startsWith('{"type":"user"')) return undefined;
-  try {
-    const value: unknown = JSON.parse(line);
-    const uuid = (value as { uuid?: unknown }).uuid;
-    return typeof uuid === "string" ? uuid : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** The code reported for a connection whose socket fired `error`. */
 const CLOSE_ABNORMAL = 1006;
@@ -102,7 +88,7 @@ export class RemoteTransport implements Transport {
   /** The user line the last result the session read answers, if any. */
   #answered: string | undefined;
   /** The session's user lines sent and not answered yet (the oldest first), by input seq. */
-  readonly #unanswered: { readonly seq: number; readonly uuid: string }[] = [];
+  #unanswered: { readonly seq: number; readonly uuid: string }[] = [];
   /** A ready's `gone` not settled yet: its output has not all arrived. */
   #gone: ReadyMessage["gone"];
 
@@ -197,8 +183,7 @@ export class RemoteTransport implements Transport {
       line.seq <= gone.inSeq || named.has(line.uuid);
     const taken = this.#unanswered.filter(took);
     if (taken.length === 0) return;
-    const rest = this.#unanswered.filter((line) => !took(line));
-    this.#unanswered.splice(0, Infinity, ...rest);
+    this.#unanswered = this.#unanswered.filter((line) => !took(line));
     this.#output.stdout(ENCODER.encode(lostTurnsLine(taken.map((line) => line.uuid))));
   }
 
