@@ -7,7 +7,7 @@ Deno.test(
   () => {
     const user = {
       type: "user",
-      session_id: "",
+      "session_id": "",
       message: { role: "user", content: "hi" },
       uuid: "u1",
     };
